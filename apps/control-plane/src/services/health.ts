@@ -1,0 +1,65 @@
+import { nowIso } from '@switchyard/shared';
+import type { Database } from '@switchyard/shared/db';
+
+export interface HealthCheck {
+  status: 'healthy' | 'unhealthy';
+  message: string;
+  response_time: number;
+}
+
+export interface HealthReport {
+  status: 'healthy' | 'unhealthy';
+  timestamp: string;
+  version: string;
+  checks: Record<string, HealthCheck>;
+}
+
+/** A named probe contributing one entry to the health report's `checks`. */
+export type HealthProbe = () => Promise<string>;
+
+async function runProbe(probe: HealthProbe): Promise<HealthCheck> {
+  const started = performance.now();
+  try {
+    const message = await probe();
+    return { status: 'healthy', message, response_time: elapsed(started) };
+  } catch (error) {
+    return { status: 'unhealthy', message: (error as Error).message, response_time: elapsed(started) };
+  }
+}
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 1000) / 1000;
+}
+
+/** Probes the database with a real query. */
+export function storageProbe(db: Database): HealthProbe {
+  return async () => {
+    await db.raw('select 1');
+    return 'database reachable';
+  };
+}
+
+export interface HealthServiceDeps {
+  version: string;
+  probes: Record<string, HealthProbe>;
+}
+
+/** Runs every probe concurrently; the report is healthy only when every check is. */
+export function createHealthService(deps: HealthServiceDeps) {
+  return {
+    async report(): Promise<HealthReport> {
+      const names = Object.keys(deps.probes);
+      const results = await Promise.all(names.map((name) => runProbe(deps.probes[name]!)));
+      const checks = Object.fromEntries(names.map((name, i) => [name, results[i]!]));
+      const healthy = results.every((r) => r.status === 'healthy');
+      return {
+        status: healthy ? 'healthy' : 'unhealthy',
+        timestamp: nowIso(),
+        version: deps.version,
+        checks,
+      };
+    },
+  };
+}
+
+export type HealthService = ReturnType<typeof createHealthService>;

@@ -1,0 +1,3 @@
+export * from './migrate.ts';
+export * from './open-database.ts';
+export * from './test-database.ts';

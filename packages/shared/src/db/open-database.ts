@@ -1,0 +1,90 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite/vector';
+import knexFactory, { type Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+import pg from 'pg';
+
+export type Database = Knex;
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface DatabaseOptions {
+  /** A PostgreSQL connection string; when set, the database is that server (through `pg`). */
+  url?: string | undefined;
+  /** Where embedded PGlite keeps its files; omitted means in memory (tests). */
+  dataDir?: string | undefined;
+  /** Largest number of pooled connections to PostgreSQL (PGlite always has exactly one). */
+  poolMax?: number;
+}
+
+const INT8_OID = 20;
+
+// COUNT(*) and bigint columns arrive as strings from `pg` (they may exceed 2^53). Our counts and
+// sizes never do, so both drivers hand them back as numbers and code never sees two shapes.
+pg.types.setTypeParser(INT8_OID, (value: string) => Number(value));
+
+const kinds = new WeakMap<Knex, DatabaseKind>();
+const pglites = new WeakMap<Knex, PGlite>();
+
+/**
+ * Opens the database both apps use: PostgreSQL when `url` is given, embedded PGlite (with the
+ * vector extension loaded) otherwise. The caller owns the handle and calls `destroy()` when done.
+ */
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  if (options.url) {
+    const db = knexFactory({
+      client: 'pg',
+      connection: options.url,
+      pool: { min: 0, max: options.poolMax ?? 10 },
+    });
+    await db.raw('select 1');
+    kinds.set(db, 'postgres');
+    return db;
+  }
+  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
+  const pglite = await PGlite.create({
+    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    extensions: { vector },
+    parsers: { [INT8_OID]: (value: string) => Number(value) },
+  });
+  const db = knexFactory({
+    client: ClientPgLite as unknown as typeof Knex.Client,
+    dialect: 'postgres',
+    // knex-pglite takes an existing instance through a connection function; that is how the
+    // vector extension gets loaded.
+    connection: (() => ({ pglite })) as unknown as Knex.StaticConnectionConfig,
+  });
+  kinds.set(db, 'pglite');
+  pglites.set(db, pglite);
+  return db;
+}
+
+/** Which engine a handle from {@link openDatabase} talks to. */
+export function databaseKind(db: Database): DatabaseKind {
+  const kind = kinds.get(db);
+  if (!kind) throw new Error('not a handle from openDatabase()');
+  return kind;
+}
+
+/** The embedded PGlite instance behind a handle, for LISTEN/NOTIFY; undefined on PostgreSQL. */
+export function embeddedPglite(db: Database): PGlite | undefined {
+  return pglites.get(db);
+}
+
+/**
+ * True when pgvector can be used: the extension is installed, or available and installable by
+ * this role. PGlite always has it; a stock PostgreSQL often does not, and callers fall back to
+ * exact cosine similarity in SQL.
+ */
+export async function hasPgvector(db: Database): Promise<boolean> {
+  const installed = await db.raw(`select 1 from pg_extension where extname = 'vector'`);
+  if (installed.rows.length > 0) return true;
+  const available = await db.raw(`select 1 from pg_available_extensions where name = 'vector'`);
+  if (available.rows.length === 0) return false;
+  try {
+    await db.raw('create extension if not exists vector');
+    return true;
+  } catch {
+    return false;
+  }
+}

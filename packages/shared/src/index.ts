@@ -1,0 +1,3 @@
+export * from './ids.ts';
+export * from './problem.ts';
+export * from './time.ts';

@@ -1,0 +1,196 @@
+/**
+ * RFC 9457 problem documents and the one error-code catalogue both Switchyard apps answer with.
+ * Clients branch on `code`; `detail` is prose and may change.
+ */
+
+/** Every error code either app may answer with, with its HTTP status, title and next step. */
+export const ERROR_CATALOGUE = {
+  invalid_request: {
+    status: 400,
+    title: 'Invalid request',
+    resolution:
+      'Correct the value named in detail (see the endpoint reference for bounds) and send the request again.',
+  },
+  missing_parameter: {
+    status: 400,
+    title: 'Missing parameter',
+    resolution:
+      'Add the named parameter with a non-empty value and retry; for search, retry with a non-empty q.',
+  },
+  unauthorized: {
+    status: 401,
+    title: 'Unauthorized',
+    resolution:
+      'Send the API key in the X-API-Key header (or Authorization: Bearer, or ?api_key= for streams).',
+  },
+  forbidden: {
+    status: 403,
+    title: 'Forbidden',
+    resolution: 'Use a token that carries the capability named in detail, or enable it on the server.',
+  },
+  not_found: {
+    status: 404,
+    title: 'Not found',
+    resolution: 'Check the path or identifier; available_endpoints lists what this server answers.',
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    resolution: 'Use one of the methods listed in the Allow header.',
+  },
+  not_acceptable: {
+    status: 406,
+    title: 'Not acceptable',
+    resolution: 'Send Accept: text/html or Accept: text/markdown (or omit Accept).',
+  },
+  conflict: {
+    status: 409,
+    title: 'Conflict',
+    resolution: 'Read the current state of the resource and retry with a request that fits it.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Payload too large',
+    resolution: 'Send a smaller body; the limit is given in detail.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Too many requests',
+    resolution: 'Wait for the number of seconds in Retry-After, then retry with backoff.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    resolution: 'Retry later; if it persists, report it with the instance path and time.',
+  },
+  upstream_unavailable: {
+    status: 502,
+    title: 'Upstream unavailable',
+    resolution: 'A dependency could not be reached or loaded; retry shortly, and check the service it names.',
+  },
+  service_unavailable: {
+    status: 503,
+    title: 'Service unavailable',
+    resolution: 'This feature is not configured on this deployment; ask its operator to enable it.',
+  },
+  upstream_timeout: {
+    status: 504,
+    title: 'Upstream timeout',
+    resolution:
+      'The agent did not answer in time; use the async endpoint for long work or raise the timeout.',
+  },
+} as const satisfies Record<string, { status: number; title: string; resolution: string }>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOGUE;
+
+export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
+
+/** The docs page that explains every code, one anchor per code. */
+export const ERRORS_PAGE_PATH = '/docs/reference/errors';
+
+/** A problem document (RFC 9457) with Switchyard's extension members. */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  instance: string;
+  code: ErrorCode;
+  resolution: string;
+  documentation_url: string;
+  available_endpoints?: Record<string, unknown>;
+  [extension: string]: unknown;
+}
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/** Where the public docs live; documentation_url values point here. */
+export function docsBaseUrl(): string {
+  return (process.env.SWITCHYARD_DOCS_URL ?? 'http://127.0.0.1:4321').replace(/\/+$/, '');
+}
+
+/** The documentation URL of one code: the errors page with the code as anchor. */
+export function documentationUrl(code: ErrorCode, base = docsBaseUrl()): string {
+  return `${base}${ERRORS_PAGE_PATH}#${code}`;
+}
+
+export interface ProblemInit {
+  detail: string;
+  instance: string;
+  /** Overrides the catalogue's resolution when the next step is more specific. */
+  resolution?: string;
+  available_endpoints?: Record<string, unknown>;
+  /** Extra members, e.g. `errors` listing failing fields. */
+  extensions?: Record<string, unknown>;
+  docsBase?: string;
+}
+
+/** Builds a complete problem document for a catalogued code. */
+export function buildProblem(code: ErrorCode, init: ProblemInit): Problem {
+  const entry = ERROR_CATALOGUE[code];
+  const url = documentationUrl(code, init.docsBase);
+  const problem: Problem = {
+    ...init.extensions,
+    type: url,
+    title: entry.title,
+    status: entry.status,
+    detail: init.detail,
+    instance: init.instance,
+    code,
+    resolution: init.resolution ?? entry.resolution,
+    documentation_url: url,
+  };
+  if (init.available_endpoints) problem.available_endpoints = init.available_endpoints;
+  return problem;
+}
+
+/**
+ * An error a service throws to end a request with a problem document. The error middleware of
+ * each app renders it; anything else thrown becomes 500 internal_error.
+ */
+export class ProblemError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly headers: Record<string, string>;
+  readonly init: Omit<ProblemInit, 'detail' | 'instance'>;
+
+  constructor(
+    code: ErrorCode,
+    detail: string,
+    options: Omit<ProblemInit, 'detail' | 'instance'> & { headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = 'ProblemError';
+    this.code = code;
+    this.status = ERROR_CATALOGUE[code].status;
+    const { headers, ...init } = options;
+    this.headers = headers ?? {};
+    this.init = init;
+  }
+
+  toProblem(instance: string, docsBase?: string): Problem {
+    return buildProblem(this.code, {
+      ...this.init,
+      detail: this.message,
+      instance,
+      docsBase: docsBase ?? this.init.docsBase,
+    });
+  }
+}
+
+/** True when a value has every required member of a problem document with the right types. */
+export function isProblem(value: unknown): value is Problem {
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Record<string, unknown>;
+  return (
+    typeof v.type === 'string' &&
+    typeof v.title === 'string' &&
+    typeof v.status === 'number' &&
+    typeof v.detail === 'string' &&
+    typeof v.instance === 'string' &&
+    typeof v.code === 'string' &&
+    v.code in ERROR_CATALOGUE &&
+    typeof v.resolution === 'string' &&
+    typeof v.documentation_url === 'string'
+  );
+}

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Database,
+  databaseKind,
+  hasPgvector,
+  type MigrationSet,
+  migrateDown,
+  migrateLatest,
+  openTestDatabase,
+  pendingMigrations,
+  type TestDatabase,
+} from '../src/db/index.ts';
+
+const set: MigrationSet = {
+  tableName: 'shared_test_migrations',
+  migrations: [
+    {
+      name: '20261122000000_widgets',
+      up: (db) =>
+        db.schema.createTable('widgets', (t) => {
+          t.text('id').primary();
+          t.jsonb('body').notNullable();
+          t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(db.fn.now());
+        }),
+      down: (db) => db.schema.dropTable('widgets'),
+    },
+    {
+      name: '20261122000001_widget_size',
+      up: (db) => db.schema.alterTable('widgets', (t) => t.bigInteger('size').notNullable().defaultTo(0)),
+      down: (db) => db.schema.alterTable('widgets', (t) => t.dropColumn('size')),
+    },
+  ],
+};
+
+let handle: TestDatabase;
+let db: Database;
+
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  db = handle.db;
+});
+afterAll(() => handle.close());
+
+describe(`database layer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`, () => {
+  it('opens the engine the environment asks for', () => {
+    expect(databaseKind(db)).toBe(process.env.DATABASE_URL ? 'postgres' : 'pglite');
+  });
+
+  it('migrates up, round-trips a row with JSON, time and bigint, and migrates down', async () => {
+    expect(await pendingMigrations(db, set)).toEqual(set.migrations.map((m) => m.name));
+    expect(await migrateLatest(db, set)).toEqual(set.migrations.map((m) => m.name));
+    expect(await pendingMigrations(db, set)).toEqual([]);
+    expect(await migrateLatest(db, set)).toEqual([]);
+
+    await db('widgets').insert({ id: 'w1', body: JSON.stringify({ nested: { a: [1, 2] } }), size: 2 ** 40 });
+    const row = await db('widgets').where({ id: 'w1' }).first();
+    expect(row.body).toEqual({ nested: { a: [1, 2] } });
+    expect(row.created_at).toBeInstanceOf(Date);
+    expect(row.size).toBe(2 ** 40);
+    const counted = await db('widgets').count({ count: '*' });
+    expect(counted[0]?.count).toBe(1);
+
+    expect(await migrateDown(db, set)).toEqual([...set.migrations.map((m) => m.name)].reverse());
+    expect(await db.schema.hasTable('widgets')).toBe(false);
+  });
+
+  it('rolls back a failed transaction completely', async () => {
+    await migrateLatest(db, set);
+    await expect(
+      db.transaction(async (trx) => {
+        await trx('widgets').insert({ id: 'w2', body: '{}' });
+        await trx('widgets').insert({ id: 'w2', body: '{}' });
+      }),
+    ).rejects.toThrow();
+    expect(await db('widgets').where({ id: 'w2' })).toEqual([]);
+    await migrateDown(db, set);
+  });
+
+  it('reports pgvector truthfully and, where present, computes cosine distance', async () => {
+    const available = await hasPgvector(db);
+    const listed = await db.raw(`select 1 from pg_available_extensions where name = 'vector'`);
+    expect(available).toBe(listed.rows.length > 0);
+    if (databaseKind(db) === 'pglite') expect(available).toBe(true);
+    if (available) {
+      const result = await db.raw(`select '[1,0]'::vector <=> '[0,1]'::vector as distance`);
+      expect(Number(result.rows[0].distance)).toBeCloseTo(1);
+    }
+  });
+});
