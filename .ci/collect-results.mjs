@@ -1,0 +1,44 @@
+// Sums Vitest JSON reports. `collect-results.mjs LABEL OUT` gathers every workspace's
+// .vitest-report.json into OUT; `--total A B ...` adds those up and prints "N passed, N failed".
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+function reports(dir, found = []) {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === '.git') continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) reports(path, found);
+    else if (entry.name === '.vitest-report.json') found.push(path);
+  }
+  return found;
+}
+
+const args = process.argv.slice(2);
+if (args[0] === '--total') {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  for (const file of args.slice(1)) {
+    const r = JSON.parse(readFileSync(file, 'utf8'));
+    passed += r.passed;
+    failed += r.failed;
+    skipped += r.skipped;
+  }
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+  process.exit(failed > 0 || passed === 0 ? 1 : 0);
+}
+
+const [label, out] = args;
+const totals = { label, passed: 0, failed: 0, skipped: 0, suites: [] };
+for (const file of reports('.')) {
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const failedSuites = r.numFailedTestSuites ?? 0;
+  totals.passed += r.numPassedTests;
+  // A test file that fails to load counts as a failure even though it ran no test.
+  totals.failed += r.numFailedTests + (r.numFailedTests === 0 ? failedSuites : 0);
+  totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  totals.suites.push({ file, passed: r.numPassedTests, failed: r.numFailedTests });
+}
+writeFileSync(out, JSON.stringify(totals, null, 2));
+console.log(`${label}: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+process.exit(totals.failed > 0 ? 1 : 0);
