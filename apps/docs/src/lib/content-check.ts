@@ -1,0 +1,158 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import yaml from 'js-yaml';
+import type { Nodes } from 'mdast';
+import { splitFrontmatter } from './markdown-source.ts';
+import { collectHeadings, parseMarkdown } from './markdown-tree.ts';
+import { CATEGORIES, PageFrontmatterSchema } from './page-schema.ts';
+
+/** One problem found in the corpus, tied to the file (and line, when known) that has it. */
+export interface ContentProblem {
+  file: string;
+  line?: number;
+  message: string;
+}
+
+/** Site paths outside /docs that exist on every build, so pages may link to them. */
+const GENERATED_PATHS = new Set([
+  '/',
+  '/index.md',
+  '/llms.txt',
+  '/llms-full.txt',
+  '/docs-ai.json',
+  '/agents.md',
+  '/pricing.md',
+  '/openapi.json',
+  '/sitemap.xml',
+  '/search-index.json',
+  '/.well-known/ai-catalog.json',
+  '/.well-known/ai-plugin.json',
+]);
+
+/** Path prefixes answered by the front server at run time (the site API and share permalinks). */
+const DYNAMIC_PREFIXES = ['/api/', '/s/', '/share/'];
+
+interface ScannedPage {
+  file: string;
+  slug: string;
+  anchors: Set<string>;
+  links: { url: string; line: number }[];
+}
+
+/** Every markdown file below `dir`, as paths relative to it with forward slashes, sorted. */
+export function listMarkdownFiles(dir: string): string[] {
+  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
+    .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
+    .sort();
+}
+
+/**
+ * Checks the whole corpus before Astro renders it: every page has valid frontmatter, and every
+ * internal link points at a page (and heading) that exists. Returns all problems, not just the first,
+ * so a writer fixes them in one pass.
+ */
+export function checkContent(dir: string): ContentProblem[] {
+  const problems: ContentProblem[] = [];
+  const pages = new Map<string, ScannedPage>();
+  const relativeDir = path.relative(process.cwd(), dir) || '.';
+
+  for (const relative of listMarkdownFiles(dir)) {
+    const file = path.join(relativeDir, relative);
+    const source = readFileSync(path.join(dir, relative), 'utf8');
+    const { frontmatter, body } = splitFrontmatter(source);
+    problems.push(...checkFrontmatter(file, frontmatter));
+    const tree = parseMarkdown(body);
+    // Body lines are counted after the frontmatter; add its height so messages point at the file line.
+    const offset = source.slice(0, source.indexOf(body)).split('\n').length - 1;
+    const anchors = new Set(collectHeadings(tree).map((heading) => heading.id));
+    const links = collectLinks(tree).map((link) => ({ ...link, line: link.line + offset }));
+    pages.set(relative.replace(/\.md$/, ''), { file, slug: relative.replace(/\.md$/, ''), anchors, links });
+  }
+
+  for (const page of pages.values()) {
+    for (const link of page.links) {
+      const message = checkLink(page, link.url, pages);
+      if (message) problems.push({ file: page.file, line: link.line, message });
+    }
+  }
+  return problems;
+}
+
+function checkFrontmatter(file: string, raw: string | null): ContentProblem[] {
+  if (raw === null) {
+    return [
+      { file, line: 1, message: 'missing frontmatter (needs title, description, category, keywords, order)' },
+    ];
+  }
+  let data: unknown;
+  try {
+    data = yaml.load(raw);
+  } catch (error) {
+    return [{ file, line: 1, message: `frontmatter is not valid YAML: ${(error as Error).message}` }];
+  }
+  const parsed = PageFrontmatterSchema.safeParse(data ?? {});
+  if (parsed.success) return [];
+  return parsed.error.issues.map((issue) => {
+    const field = issue.path.join('.') || 'frontmatter';
+    const hint = field === 'category' ? ` (one of: ${CATEGORIES.join(', ')})` : '';
+    return { file, line: 1, message: `frontmatter "${field}": ${issue.message}${hint}` };
+  });
+}
+
+function collectLinks(tree: Nodes): { url: string; line: number }[] {
+  const links: { url: string; line: number }[] = [];
+  const walk = (node: Nodes): void => {
+    const line = node.position?.start.line ?? 0;
+    if (node.type === 'link' || node.type === 'definition') links.push({ url: node.url, line });
+    if (node.type === 'html') {
+      for (const match of node.value.matchAll(/\shref\s*=\s*["']([^"']*)["']/gi)) {
+        links.push({ url: match[1]!, line });
+      }
+    }
+    if ('children' in node) for (const child of node.children as Nodes[]) walk(child);
+  };
+  walk(tree);
+  return links;
+}
+
+/** Returns why a link is broken, or null when it resolves (external links are not checked). */
+function checkLink(page: ScannedPage, url: string, pages: Map<string, ScannedPage>): string | null {
+  if (url === '' || /^[a-z][a-z0-9+.-]*:/i.test(url) || url.startsWith('//')) return null;
+  const pageUrl = page.slug === 'index' ? 'http://site/' : `http://site/docs/${page.slug}`;
+  const resolved = new URL(url, pageUrl);
+  const anchor = decodeURIComponent(resolved.hash.slice(1));
+  let pathname = decodeURIComponent(resolved.pathname);
+  if (pathname.length > 1) pathname = pathname.replace(/\/+$/, '');
+
+  let target: ScannedPage | undefined;
+  if (pathname === '/' || pathname === '/index.md') {
+    target = pages.get('index');
+    if (!target)
+      return anchor ? `broken link "${url}": the home page has no content/index.md to hold #${anchor}` : null;
+  } else if (pathname.startsWith('/docs/')) {
+    const slug = pathname.slice('/docs/'.length).replace(/\.md$/, '');
+    target = slug === 'index' ? undefined : pages.get(slug);
+    if (!target)
+      return `broken link "${url}": no page /docs/${slug} (no file ${slug}.md in the content directory)`;
+  } else if (
+    GENERATED_PATHS.has(pathname) ||
+    DYNAMIC_PREFIXES.some((prefix) => pathname.startsWith(prefix))
+  ) {
+    return null;
+  } else {
+    return `broken link "${url}": ${pathname} is neither a docs page nor a file the site generates`;
+  }
+
+  if (anchor && !target.anchors.has(anchor)) {
+    const where = target === page ? 'this page' : `/docs/${target.slug}`;
+    return `broken link "${url}": ${where} has no heading with id "${anchor}"`;
+  }
+  return null;
+}
+
+/** Formats problems as one readable block, one `file:line: message` per line. */
+export function formatProblems(problems: ContentProblem[]): string {
+  const lines = problems.map((p) => `  ${p.file}${p.line ? `:${p.line}` : ''}: ${p.message}`);
+  return `The documentation content has ${problems.length} problem(s):\n${lines.join('\n')}`;
+}

@@ -1,0 +1,23 @@
+import { z } from 'astro/zod';
+
+/** Sidebar groups, in the order readers meet them. */
+export const CATEGORIES = [
+  'Getting started',
+  'Concepts',
+  'API reference',
+  'Operations',
+  'Reference',
+] as const;
+
+export type Category = (typeof CATEGORIES)[number];
+
+/** The frontmatter every page of content/ must carry; the build fails on anything else. */
+export const PageFrontmatterSchema = z.object({
+  title: z.string().trim().min(1),
+  description: z.string().trim().min(1),
+  category: z.enum(CATEGORIES),
+  keywords: z.array(z.string().trim().min(1)).min(1),
+  order: z.number().int(),
+});
+
+export type PageFrontmatter = z.infer<typeof PageFrontmatterSchema>;
