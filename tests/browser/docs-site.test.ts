@@ -1,0 +1,170 @@
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStaticServer } from './static-server.ts';
+
+const clientDir = path.resolve(import.meta.dirname, '../../apps/docs/dist/client');
+const screenshots = path.resolve(import.meta.dirname, '../test-results/screenshots');
+
+interface IndexedPage {
+  slug: string;
+  path: string;
+  title: string;
+  markdown_url: string;
+}
+
+let browser: Browser;
+let site: { url: string; close: () => Promise<void> };
+let pages: IndexedPage[];
+
+beforeAll(async () => {
+  if (!existsSync(path.join(clientDir, 'index.html'))) {
+    throw new Error(`No built site at ${clientDir}: run \`npm run build -w @switchyard/docs\` first.`);
+  }
+  pages = JSON.parse(readFileSync(path.join(clientDir, 'search-index.json'), 'utf8')).pages;
+  mkdirSync(screenshots, { recursive: true });
+  site = await startStaticServer(clientDir);
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
+  });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await site?.close();
+});
+
+async function newPage(options: Parameters<Browser['newContext']>[0] = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('close', () => expect(errors, 'uncaught errors in the page').toEqual([]));
+  return page;
+}
+
+describe('documentation site in Chromium', () => {
+  it('searches from the header box and follows a result to its page', async () => {
+    expect(pages.length).toBeGreaterThan(1);
+    const start = pages[0]!;
+    const target = pages[pages.length - 1]!;
+    const page = await newPage();
+    await page.goto(`${site.url}${start.path}`);
+    await expect(page.locator('main h1').textContent()).resolves.toBe(start.title);
+
+    const box = page.getByRole('combobox', { name: 'Search the documentation' });
+    await box.click();
+    await box.pressSequentially(target.title, { delay: 20 });
+    const option = page.locator(`.search-result.page a[href="${target.path}"]`);
+    await option.waitFor({ state: 'visible' });
+    await expect(box.getAttribute('aria-expanded')).resolves.toBe('true');
+    await page.screenshot({ path: path.join(screenshots, 'search-results.png') });
+
+    await option.click();
+    await page.waitForURL(`${site.url}${target.path}`);
+    await expect(page.locator('main h1').textContent()).resolves.toBe(target.title);
+    await expect(page.locator('.nav-link[aria-current="page"]').textContent()).resolves.toContain(
+      target.title,
+    );
+    await page.context().close();
+  });
+
+  it('reaches a section result with the keyboard', async () => {
+    const page = await newPage();
+    await page.goto(`${site.url}/`);
+    await page.keyboard.press('/');
+    await expect(page.evaluate(() => document.activeElement?.id)).resolves.toBe('site-search');
+    const target = pages[0]!;
+    await page.keyboard.type(target.title, { delay: 20 });
+    await page.locator('.search-result').first().waitFor();
+    const first = await page.locator('.search-result[aria-selected="true"] a').getAttribute('href');
+    expect(first).toMatch(/^\/docs\//);
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`${site.url}${first}`);
+    await page.context().close();
+  });
+
+  it('switches theme, remembers it after a reload, and follows the system preference by default', async () => {
+    const page = await newPage({ colorScheme: 'light' });
+    const docPage = pages[Math.min(2, pages.length - 1)]!;
+    await page.goto(`${site.url}${docPage.path}`);
+    const theme = () => page.evaluate(() => document.documentElement.dataset.theme);
+    await expect(theme()).resolves.toBe('light');
+    await page.screenshot({ path: path.join(screenshots, 'desktop-light.png') });
+
+    await page.getByRole('button', { name: 'Switch to dark theme' }).click();
+    await expect(theme()).resolves.toBe('dark');
+    await page.reload();
+    await expect(theme()).resolves.toBe('dark');
+    await expect(page.getByRole('button', { name: 'Switch to light theme' }).isVisible()).resolves.toBe(true);
+    await page.screenshot({ path: path.join(screenshots, 'desktop-dark.png') });
+    await page.context().close();
+
+    const system = await newPage({ colorScheme: 'dark' });
+    await system.goto(`${site.url}/`);
+    await expect(system.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe('dark');
+    await system.context().close();
+  });
+
+  it('copies the page as markdown and a code block to the clipboard', async () => {
+    const page = await newPage();
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: site.url });
+    const withCode = pages.find((candidate) =>
+      readFileSync(path.join(clientDir, `${candidate.markdown_url}`), 'utf8').includes('```'),
+    );
+    const target = withCode ?? pages[0]!;
+    await page.goto(`${site.url}${target.path}`);
+    await page.getByRole('button', { name: 'Copy page as markdown' }).click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    const markdown = readFileSync(path.join(clientDir, target.markdown_url), 'utf8');
+    await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(markdown);
+
+    if (withCode) {
+      const block = page.locator('.code-block').first();
+      await block.getByRole('button', { name: 'Copy code to clipboard' }).click();
+      const code = await block.locator('pre').textContent();
+      await expect(page.evaluate(() => navigator.clipboard.readText())).resolves.toBe(code);
+    }
+    await page.context().close();
+  });
+
+  it('collapses the sidebar into a drawer on a phone-sized screen', async () => {
+    const page = await newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    await page.goto(`${site.url}${pages[0]!.path}`);
+    const sidebar = page.locator('#sidebar');
+    await expect(sidebar.isVisible()).resolves.toBe(false);
+    await page.screenshot({ path: path.join(screenshots, 'mobile.png') });
+    const menu = page.locator('.menu-button');
+    await expect(menu.getAttribute('aria-label')).resolves.toBe('Open navigation');
+    await menu.click();
+    await sidebar.waitFor({ state: 'visible' });
+    await expect(menu.getAttribute('aria-expanded')).resolves.toBe('true');
+    await page.screenshot({ path: path.join(screenshots, 'mobile-navigation.png'), animations: 'disabled' });
+    await page.keyboard.press('Escape');
+    await sidebar.waitFor({ state: 'hidden' });
+    const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+    expect(pageWidth).toBeLessThanOrEqual(390);
+    await page.context().close();
+  });
+
+  it('offers a skip link and answers unknown paths with the 404 page', async () => {
+    const page = await newPage();
+    const response = await page.goto(`${site.url}/docs/no-such-page`);
+    expect(response?.status()).toBe(404);
+    await expect(page.locator('main h1').textContent()).resolves.toBe('Page not found');
+    await page.keyboard.press('Tab');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Skip to content');
+    await page.context().close();
+  });
+});
