@@ -20,8 +20,16 @@ export function docsBuild(): AstroIntegration {
         if (problems.length === 0) return;
         const report = formatProblems(problems);
         // The dev server keeps running so writers see every page while they fix things.
-        if (command === 'build') throw new Error(report);
-        logger.warn(report);
+        if (command !== 'build') {
+          logger.warn(report);
+          return;
+        }
+        logger.error(report);
+        // Astro appends a misleading "browser APIs" hint to any error mentioning "document", so the
+        // report goes through the logger and the thrown error stays short and stack-free.
+        const error = new Error(`Content check failed with ${problems.length} problem(s), listed above.`);
+        error.stack = error.message;
+        throw error;
       },
       'astro:build:done': async ({ dir, logger }) => {
         const started = performance.now();

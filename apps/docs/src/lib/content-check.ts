@@ -55,7 +55,9 @@ export function listMarkdownFiles(dir: string): string[] {
 export function checkContent(dir: string): ContentProblem[] {
   const problems: ContentProblem[] = [];
   const pages = new Map<string, ScannedPage>();
-  const relativeDir = path.relative(process.cwd(), dir) || '.';
+  // Paths read best relative to where the build runs, unless the corpus lives elsewhere (fixtures).
+  const fromCwd = path.relative(process.cwd(), dir);
+  const relativeDir = fromCwd === '' ? '.' : fromCwd.startsWith('..') && path.isAbsolute(dir) ? dir : fromCwd;
 
   for (const relative of listMarkdownFiles(dir)) {
     const file = path.join(relativeDir, relative);

@@ -1,0 +1,74 @@
+import { rmSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkContent } from '../src/lib/content-check.ts';
+import { page, writeCorpus } from './support/run-build.ts';
+
+const dirs: string[] = [];
+function check(files: Record<string, string>) {
+  const dir = writeCorpus(files);
+  dirs.push(dir);
+  return checkContent(dir).map(
+    (problem) => `${problem.file.slice(dir.length + 1)}:${problem.line}: ${problem.message}`,
+  );
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('checkContent', () => {
+  it('accepts every link form that resolves on the built site', () => {
+    const problems = check({
+      'index.md': page('Home', '## Welcome\n\nHi.', 'Getting started'),
+      'concepts/nodes.md': page(
+        'Nodes',
+        [
+          '## Node lifecycle',
+          '',
+          '### Node lifecycle',
+          '',
+          '## `X-Service-Signature` header',
+          '',
+          '[same page](#node-lifecycle-1) [code heading](#x-service-signature-header)',
+          '[other](/docs/reference/errors#not_found) [markdown](/docs/reference/errors.md)',
+          '[relative](../reference/errors) [slash](/docs/reference/errors/) [home](/#welcome)',
+          '[api](/api/v1/search?q=x) [llms](/llms.txt) [share](/s/abc) [external](https://example.com/x)',
+          '[ref link][r] <a href="/docs/reference/errors#invalid_request">html</a> [mail](mailto:a@b.c)',
+          '',
+          '[r]: /docs/reference/errors',
+        ].join('\n'),
+      ),
+      'reference/errors.md': page('Errors', '## not_found\n\n## invalid_request\n', 'Reference'),
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('reports each broken link with its line', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        ['## Intro', '', '[x](#nope)', '[y](/docs/b#intro) [z](/docs/missing)', '[w](/pricing.html)'].join(
+          '\n',
+        ),
+      ),
+      'b.md': page('B', '## Other'),
+    });
+    expect(problems).toEqual([
+      'a.md:11: broken link "#nope": this page has no heading with id "nope"',
+      'a.md:12: broken link "/docs/b#intro": /docs/b has no heading with id "intro"',
+      'a.md:12: broken link "/docs/missing": no page /docs/missing (no file missing.md in the content directory)',
+      'a.md:13: broken link "/pricing.html": /pricing.html is neither a docs page nor a file the site generates',
+    ]);
+  });
+
+  it('reports unparseable and incomplete frontmatter', () => {
+    const problems = check({
+      'bad-yaml.md': '---\ntitle: [unclosed\n---\n\nBody\n',
+      'empty.md': '---\n---\n\nBody\n',
+      'no-keywords.md': '---\ntitle: T\ndescription: D\ncategory: Concepts\nkeywords: []\norder: 1\n---\n',
+    });
+    expect(problems.some((p) => p.startsWith('bad-yaml.md:1: frontmatter is not valid YAML'))).toBe(true);
+    expect(problems.filter((p) => p.startsWith('empty.md:1: frontmatter "'))).toHaveLength(5);
+    expect(problems).toContainEqual(expect.stringMatching(/^no-keywords\.md:1: frontmatter "keywords"/));
+  });
+});

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { splitFrontmatter } from '../src/lib/markdown-source.ts';
+import { pagePassages } from '../src/lib/passages.ts';
+
+describe('pagePassages', () => {
+  it('makes one passage per ## and ### section, with the text before them under the title', () => {
+    const passages = pagePassages(
+      'Webhooks',
+      [
+        'Intro with **bold** and a [link](/docs/x).',
+        '',
+        '## Signatures',
+        '',
+        'Each delivery carries `X-Service-Signature`.',
+        '',
+        '```bash',
+        'curl -H "Accept: */*" http://localhost',
+        '```',
+        '',
+        '### Verifying',
+        '',
+        '- compute the HMAC',
+        '- compare in constant time',
+        '',
+        '#### Deep heading',
+        '',
+        '| a | b |',
+        '|---|---|',
+        '| one | two |',
+        '',
+        '## Signatures',
+        '',
+        'Again.',
+      ].join('\n'),
+    );
+    expect(passages).toEqual([
+      { section: 'Webhooks', anchor: '', text: 'Intro with bold and a link.' },
+      {
+        section: 'Signatures',
+        anchor: 'signatures',
+        text: 'Each delivery carries X-Service-Signature.\n\ncurl -H "Accept: */*" http://localhost',
+      },
+      {
+        section: 'Verifying',
+        anchor: 'verifying',
+        text: 'compute the HMAC\ncompare in constant time\n\nDeep heading\n\na b\none two',
+      },
+      { section: 'Signatures', anchor: 'signatures-1', text: 'Again.' },
+    ]);
+  });
+});
+
+describe('splitFrontmatter', () => {
+  it('separates the YAML from a trimmed body and leaves files without frontmatter whole', () => {
+    expect(splitFrontmatter('---\ntitle: A\n---\n\n# Body\n\n')).toEqual({
+      frontmatter: 'title: A\n',
+      body: '# Body',
+    });
+    expect(splitFrontmatter('Just text\n')).toEqual({ frontmatter: null, body: 'Just text' });
+  });
+});
