@@ -5,6 +5,8 @@ export interface HealthCheck {
   status: 'healthy' | 'unhealthy';
   message: string;
   response_time: number;
+  /** Figures a probe reports besides its message (e.g. the cache's entries). */
+  [detail: string]: unknown;
 }
 
 export interface HealthReport {
@@ -14,14 +16,18 @@ export interface HealthReport {
   checks: Record<string, HealthCheck>;
 }
 
-/** A named probe contributing one entry to the health report's `checks`. */
-export type HealthProbe = () => Promise<string>;
+/**
+ * A named probe contributing one entry to the health report's `checks`: it resolves to a message,
+ * or a message with extra figures that join the check object.
+ */
+export type HealthProbe = () => Promise<string | { message: string; details: Record<string, unknown> }>;
 
 async function runProbe(probe: HealthProbe): Promise<HealthCheck> {
   const started = performance.now();
   try {
-    const message = await probe();
-    return { status: 'healthy', message, response_time: elapsed(started) };
+    const outcome = await probe();
+    const { message, details } = typeof outcome === 'string' ? { message: outcome, details: {} } : outcome;
+    return { ...details, status: 'healthy', message, response_time: elapsed(started) };
   } catch (error) {
     return { status: 'unhealthy', message: (error as Error).message, response_time: elapsed(started) };
   }

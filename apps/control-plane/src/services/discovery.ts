@@ -1,0 +1,81 @@
+import type { ServiceMetrics } from '../metrics/service-metrics.ts';
+import type { DiscoveryFormat, DiscoveryQuery } from '../schemas/discovery.ts';
+import type { NodeInstance } from '../schemas/node.ts';
+import { createDiscoveryCache } from './discovery-cache.ts';
+import { buildCapabilityListing } from './discovery-catalog.ts';
+import { type RenderedDiscovery, renderListing } from './discovery-render.ts';
+import type { HealthProbe } from './health.ts';
+
+export interface DiscoveryServiceDeps {
+  /** Every registered node instance (node storage's listNodeInstances bound to the database). */
+  listInstances: () => Promise<NodeInstance[]>;
+  metrics: ServiceMetrics;
+  /** How long an answer is served from cache; 0 disables the cache. */
+  cacheTtlMs: number;
+  clock?: { now(): number };
+}
+
+export interface DiscoveryAnswer extends RenderedDiscovery {
+  /** True when the answer came from the cache. */
+  cached: boolean;
+}
+
+/** Capability discovery (GET /api/v1/discovery/capabilities) with its cache and metrics. */
+export function createDiscoveryService(deps: DiscoveryServiceDeps) {
+  const now = () => (deps.clock ?? Date).now();
+  const cache = createDiscoveryCache<RenderedDiscovery>({ ttlMs: deps.cacheTtlMs, now });
+  const { metrics } = deps;
+
+  return {
+    /** Answers a validated query, from cache when a fresh answer for the same query exists. */
+    async discover(query: DiscoveryQuery): Promise<DiscoveryAnswer> {
+      // Usage counts every request that used a filter, cached or not: it measures demand.
+      if (query.agents.length > 0) metrics.discoveryFilterUsageTotal.inc({ filter_type: 'agent' });
+      if (query.reasoner !== undefined) metrics.discoveryFilterUsageTotal.inc({ filter_type: 'reasoner' });
+      if (query.skill !== undefined) metrics.discoveryFilterUsageTotal.inc({ filter_type: 'skill' });
+      if (query.tags.length > 0) metrics.discoveryFilterUsageTotal.inc({ filter_type: 'tag' });
+      if (query.healthStatus !== undefined)
+        metrics.discoveryFilterUsageTotal.inc({ filter_type: 'health_status' });
+
+      const key = JSON.stringify(query);
+      const hit = cache.get(key);
+      if (hit) {
+        metrics.discoveryCacheHitsTotal.inc();
+        return { ...hit, cached: true };
+      }
+      metrics.discoveryCacheMissesTotal.inc();
+      const generation = cache.generation();
+      const instances = await deps.listInstances();
+      const listing = buildCapabilityListing(instances, query, new Date(now()).toISOString());
+      const rendered = renderListing(listing, query.format);
+      cache.set(key, rendered, generation);
+      return { ...rendered, cached: false };
+    },
+
+    /** Records one finished request: its outcome counter and latency histogram. */
+    record(format: DiscoveryFormat, status: 'success' | 'error', seconds: number): void {
+      metrics.discoveryRequestsTotal.inc({ format, status });
+      metrics.discoveryRequestDurationSeconds.observe({ format }, seconds);
+    },
+
+    /** Drops every cached answer; called for each event on the `nodes` topic. */
+    invalidate(): void {
+      cache.invalidate();
+    },
+
+    /** The `cache` check of the health report: entries and the age of the oldest. */
+    cacheProbe(): HealthProbe {
+      return async () => {
+        const { entries, oldestAgeMs } = cache.stats();
+        const ttl = `ttl ${deps.cacheTtlMs / 1000} s${deps.cacheTtlMs === 0 ? ', disabled' : ''}`;
+        const age = oldestAgeMs === null ? 'empty' : `oldest ${(oldestAgeMs / 1000).toFixed(1)} s old`;
+        return {
+          message: `discovery cache: ${entries} ${entries === 1 ? 'entry' : 'entries'}, ${age} (${ttl})`,
+          details: { entries, oldest_age_seconds: oldestAgeMs === null ? null : oldestAgeMs / 1000 },
+        };
+      };
+    },
+  };
+}
+
+export type DiscoveryService = ReturnType<typeof createDiscoveryService>;
