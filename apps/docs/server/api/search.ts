@@ -1,0 +1,102 @@
+import { ProblemError } from '@switchyard/shared';
+import type { ArtifactFile } from '../artifacts/artifact-file.ts';
+import { sendJson } from '../http/responses.ts';
+import type { Bm25Index } from '../search/bm25-index.ts';
+import { buildSnippet } from '../search/snippet.ts';
+import type { ApiHandler } from './api-context.ts';
+import {
+  SEARCH_LIMIT_DEFAULT,
+  SEARCH_LIMIT_MAX,
+  SEARCH_LIMIT_MIN,
+  SEARCH_QUERY_MAX_LENGTH,
+} from './limits.ts';
+import { singleParam } from './query-params.ts';
+
+/** One ranked passage as the search operation returns it. */
+export interface SearchResult {
+  rank: number;
+  score: number;
+  title: string;
+  section: string;
+  snippet: string;
+  url: string;
+  path: string;
+  anchor: string;
+  markdown_url: string;
+  category: string;
+}
+
+export interface SearchResponse {
+  query: string;
+  limit: number;
+  total: number;
+  results: SearchResult[];
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return SEARCH_LIMIT_DEFAULT;
+  const value = /^\d{1,3}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!(value >= SEARCH_LIMIT_MIN && value <= SEARCH_LIMIT_MAX)) {
+    throw new ProblemError(
+      'invalid_request',
+      `limit must be an integer from ${SEARCH_LIMIT_MIN} to ${SEARCH_LIMIT_MAX}; got "${raw.slice(0, 40)}".`,
+      {
+        extensions: {
+          errors: [{ field: 'limit', message: `integer ${SEARCH_LIMIT_MIN}-${SEARCH_LIMIT_MAX}` }],
+        },
+      },
+    );
+  }
+  return value;
+}
+
+function parseQuery(raw: string | undefined): string {
+  const q = raw?.trim() ?? '';
+  if (q === '') {
+    throw new ProblemError(
+      'missing_parameter',
+      raw === undefined ? 'The query parameter q is required.' : 'The query parameter q is empty.',
+      {
+        resolution: 'Retry with a non-empty q, for example /api/v1/search?q=rate+limits.',
+        extensions: { errors: [{ field: 'q', message: 'required, at least 1 character' }] },
+      },
+    );
+  }
+  if (q.length > SEARCH_QUERY_MAX_LENGTH) {
+    throw new ProblemError(
+      'invalid_request',
+      `q is ${q.length} characters long; the maximum is ${SEARCH_QUERY_MAX_LENGTH}.`,
+      { extensions: { errors: [{ field: 'q', message: `at most ${SEARCH_QUERY_MAX_LENGTH} characters` }] } },
+    );
+  }
+  return q;
+}
+
+/** GET /api/v1/search: BM25 over every passage of every page. */
+export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHandler {
+  return ({ res, query, site }) => {
+    const q = parseQuery(singleParam(query, 'q'));
+    const limit = parseLimit(singleParam(query, 'limit'));
+    const index = deps.index.get();
+    const outcome = index.search(q, limit);
+    const body: SearchResponse = {
+      query: q,
+      limit,
+      total: outcome.total,
+      results: outcome.hits.map((hit, i) => ({
+        rank: i + 1,
+        score: Math.round(hit.score * 10_000) / 10_000,
+        title: hit.page.title,
+        section: hit.passage.section,
+        snippet: buildSnippet(hit.passage.text, outcome.terms, hit.page.description),
+        url: `${site}${hit.page.path}${hit.passage.anchor ? `#${hit.passage.anchor}` : ''}`,
+        path: hit.page.path,
+        anchor: hit.passage.anchor,
+        markdown_url: `${site}${hit.page.markdown_url}`,
+        category: hit.page.category,
+      })),
+    };
+    res.setHeader('Cache-Control', 'no-store');
+    sendJson(res, 200, body);
+  };
+}

@@ -1,0 +1,99 @@
+import { ProblemError } from '@switchyard/shared';
+import type { ArtifactFile } from '../artifacts/artifact-file.ts';
+import type { ManifestFile } from '../artifacts/site-artifacts.ts';
+import { sendJson } from '../http/responses.ts';
+import type { ApiHandler } from './api-context.ts';
+import { CATEGORY_MAX_LENGTH, DOCUMENTATION_CATEGORIES } from './limits.ts';
+import { singleParam } from './query-params.ts';
+
+/** One documentation page as the topics operation lists it. */
+export interface Topic {
+  title: string;
+  description: string;
+  url: string;
+  path: string;
+  markdown_url: string;
+  category: string;
+  keywords: string[];
+}
+
+export interface TopicsResponse {
+  total: number;
+  /** The category filter that was applied, as the site spells it; null when none. */
+  category: string | null;
+  /** Every category the site has pages in, in site order. */
+  categories: string[];
+  topics: Topic[];
+}
+
+/** "API reference", "api-reference" and "api_reference" name the same category. */
+function categoryKey(name: string): string {
+  return name
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ');
+}
+
+function siteCategories(manifest: ManifestFile): string[] {
+  const present = new Set(manifest.docs.map((doc) => doc.category));
+  const known: string[] = DOCUMENTATION_CATEGORIES.filter((c) => present.has(c));
+  const others = [...present].filter((c) => !known.includes(c)).sort();
+  return [...known, ...others];
+}
+
+/** GET /api/v1/topics: the index of every page, optionally of one category. */
+export function topicsHandler(deps: { manifest: ArtifactFile<ManifestFile> }): ApiHandler {
+  return ({ res, query, site }) => {
+    const requested = singleParam(query, 'category');
+    if (requested !== undefined && requested.length > CATEGORY_MAX_LENGTH) {
+      throw new ProblemError(
+        'invalid_request',
+        `category is longer than ${CATEGORY_MAX_LENGTH} characters.`,
+        {
+          extensions: {
+            errors: [{ field: 'category', message: `at most ${CATEGORY_MAX_LENGTH} characters` }],
+          },
+        },
+      );
+    }
+    const manifest = deps.manifest.get();
+    const categories = siteCategories(manifest);
+    let category: string | null = null;
+    if (requested !== undefined && requested.trim() !== '') {
+      const wanted = categoryKey(requested);
+      const valid = [...new Set<string>([...DOCUMENTATION_CATEGORIES, ...categories])];
+      const match = valid.find((c) => categoryKey(c) === wanted);
+      if (!match) {
+        throw new ProblemError(
+          'invalid_request',
+          `There is no category "${requested.slice(0, CATEGORY_MAX_LENGTH)}". Valid categories: ${valid.join(', ')}.`,
+          {
+            resolution: 'Retry with one of the categories listed in valid_categories, or without category.',
+            extensions: {
+              valid_categories: valid,
+              errors: [{ field: 'category', message: 'unknown category' }],
+            },
+          },
+        );
+      }
+      category = match;
+    }
+    const topics: Topic[] = manifest.docs
+      .filter((doc) => category === null || doc.category === category)
+      .map((doc) => {
+        const path = `/docs/${doc.slug}`;
+        return {
+          title: doc.title,
+          description: doc.description,
+          url: `${site}${path}`,
+          path,
+          markdown_url: `${site}${path}.md`,
+          category: doc.category,
+          keywords: doc.keywords,
+        };
+      });
+    const body: TopicsResponse = { total: topics.length, category, categories, topics };
+    res.setHeader('Cache-Control', 'no-store');
+    sendJson(res, 200, body);
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * Tokenization shared by the index and the queries. Lower-case, split on anything that is not a
+ * letter or digit, but keep identifiers searchable as written: `X-API-Key`, `snake_case`,
+ * `agent.skill` and `createRunShare` each yield the whole identifier as one token as well as
+ * their parts, so an exact identifier outranks prose that merely mentions its words.
+ */
+
+/** A run of letters/digits, optionally joined by `-`, `_` or `.` into one identifier. */
+const WORD = /[\p{L}\p{N}]+(?:[-_.][\p{L}\p{N}]+)*/gu;
+const JOINER = /[-_.]/;
+const CAMEL_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
+const CAMEL_CASE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
+
+const STOPWORDS = new Set(
+  (
+    'a an and are as at be but by can do does for from has have how i if in into is it its ' +
+    'my of on or so than that the their then there these this to was we what when where which ' +
+    'while who why will with you your'
+  ).split(' '),
+);
+
+/**
+ * A light plural stemmer (Harman's S-stemmer): `routes` and `route`, `policies` and `policy`
+ * meet, while identifiers and short words are left alone.
+ */
+export function stem(term: string): string {
+  if (term.length <= 3 || /\d/.test(term)) return term;
+  if (term.endsWith('ies') && !term.endsWith('eies') && !term.endsWith('aies'))
+    return `${term.slice(0, -3)}y`;
+  if (term.endsWith('es') && !term.endsWith('aes') && !term.endsWith('ees') && !term.endsWith('oes')) {
+    return term.slice(0, -1);
+  }
+  if (term.endsWith('s') && !term.endsWith('us') && !term.endsWith('ss')) return term.slice(0, -1);
+  return term;
+}
+
+function emitWord(word: string, emit: (term: string) => void): void {
+  const parts = word.split(JOINER);
+  if (parts.length > 1) emit(word.toLowerCase());
+  for (const part of parts) {
+    const lower = part.toLowerCase();
+    const pieces = CAMEL_CASE.test(part) ? part.match(CAMEL_PART) : null;
+    if (pieces && pieces.length > 1) {
+      emit(lower);
+      for (const piece of pieces) {
+        const p = piece.toLowerCase();
+        if (!STOPWORDS.has(p)) emit(stem(p));
+      }
+      continue;
+    }
+    if (!STOPWORDS.has(lower)) emit(stem(lower));
+  }
+}
+
+/** The terms of a text, in order, duplicates kept (the index counts them). */
+export function tokenize(text: string): string[] {
+  const terms: string[] = [];
+  const emit = (term: string) => {
+    terms.push(term);
+  };
+  for (const match of text.matchAll(WORD)) emitWord(match[0], emit);
+  return terms;
+}
+
+/** A word of a text with where it sits, for building snippets around matches. */
+export interface PositionedWord {
+  start: number;
+  end: number;
+  terms: string[];
+}
+
+/** The words of a text with their offsets and the terms each word produces. */
+export function tokenizeWithOffsets(text: string): PositionedWord[] {
+  const words: PositionedWord[] = [];
+  for (const match of text.matchAll(WORD)) {
+    const terms: string[] = [];
+    emitWord(match[0], (term) => {
+      terms.push(term);
+    });
+    words.push({ start: match.index, end: match.index + match[0].length, terms });
+  }
+  return words;
+}

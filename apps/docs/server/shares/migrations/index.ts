@@ -1,0 +1,11 @@
+import type { MigrationSet } from '@switchyard/shared/db';
+import { createRunShares } from './20261122000000_create_run_shares.ts';
+
+/**
+ * The docs site's schema history, oldest first, recorded in its own table so the docs site and the
+ * control plane can share one database. Add a file per change; never edit a landed one.
+ */
+export const docsMigrations: MigrationSet = {
+  tableName: 'docs_migrations',
+  migrations: [createRunShares],
+};

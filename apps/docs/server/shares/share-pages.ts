@@ -1,0 +1,88 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ProblemError } from '@switchyard/shared';
+import { SHARE_ID_PREFIX } from '../api/limits.ts';
+import { sharesDisabled } from '../api/shares.ts';
+import { negotiate } from '../http/accept.ts';
+import type { AstroRenderer } from '../http/astro-renderer.ts';
+import { sendJson } from '../http/responses.ts';
+import type { RunShare } from './run-bundle.ts';
+import type { ShareStore } from './share-store.ts';
+
+const PERMALINK = /^\/(s|share)\/([^/]+)$/;
+const SHARE_ID = new RegExp(`^${SHARE_ID_PREFIX}_[0-9a-hjkmnp-tv-z]{26}$`);
+
+// Published runs are immutable (there is no update or delete), so an hour of caching is safe.
+const SHARE_CACHE_CONTROL = 'public, max-age=3600';
+
+export interface SharePages {
+  /** True for `/s/{id}` and `/share/{id}`. */
+  owns(pathname: string): boolean;
+  /** Answers a permalink; returns false when the share does not exist (the caller sends its 404). */
+  handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean>;
+}
+
+export function createSharePages(deps: {
+  store: ShareStore | undefined;
+  renderer: AstroRenderer | undefined;
+  site: string;
+}): SharePages {
+  return {
+    owns: (pathname) => PERMALINK.test(pathname),
+    async handle(req, res, pathname) {
+      res.setHeader('Vary', 'Accept');
+      const method = req.method ?? 'GET';
+      if (method !== 'GET' && method !== 'HEAD') {
+        req.resume();
+        throw new ProblemError('method_not_allowed', `${pathname.slice(0, 200)} answers GET and HEAD only.`, {
+          headers: { Allow: 'GET, HEAD' },
+        });
+      }
+      if (!deps.store) throw sharesDisabled();
+      const representation = negotiate(req.headers.accept, ['text/html', 'application/json'] as const);
+      if (!representation) {
+        throw new ProblemError(
+          'not_acceptable',
+          'A run share is available as text/html or application/json.',
+          {
+            resolution: 'Send Accept: text/html or Accept: application/json (or omit Accept).',
+          },
+        );
+      }
+      const id = PERMALINK.exec(pathname)![2]!;
+      if (!SHARE_ID.test(id)) return false;
+      const stored = await deps.store.find(id);
+      if (!stored) return false;
+      res.setHeader('Cache-Control', SHARE_CACHE_CONTROL);
+      // Shares are public but unlisted: reachable by link, kept out of search engines.
+      res.setHeader('X-Robots-Tag', 'noindex');
+      if (representation === 'application/json') {
+        sendJson(res, 200, stored.bundle);
+        return true;
+      }
+      if (!deps.renderer) {
+        throw new ProblemError(
+          'upstream_unavailable',
+          'The server build of the site (share pages) is missing.',
+          {
+            resolution: 'Request the share with Accept: application/json, or rebuild the site.',
+          },
+        );
+      }
+      const share: RunShare = {
+        id,
+        url: `${deps.site}/s/${id}`,
+        created_at: stored.created_at,
+        bundle: stored.bundle,
+      };
+      const page = await deps.renderer.render(pathname, { share });
+      if (page?.status !== 200) {
+        throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
+      }
+      res.statusCode = 200;
+      res.setHeader('Content-Type', page.headers['content-type'] ?? 'text/html; charset=utf-8');
+      res.setHeader('Content-Length', page.body.length);
+      res.end(page.body);
+      return true;
+    },
+  };
+}
