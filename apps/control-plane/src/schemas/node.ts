@@ -4,6 +4,33 @@ import { z } from 'zod';
 export const LIFECYCLE_STATUSES = ['starting', 'ready', 'degraded', 'offline'] as const;
 export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 
+/** The path of the first string (value or key) holding U+0000, which PostgreSQL text and jsonb cannot store. */
+export function findNul(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findNul(value[i], [...path, i]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (key.includes('\u0000')) return [...path, key];
+      const found = findNul(child, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/** Refuses NUL characters anywhere in a body, naming where, instead of failing in the database. */
+function refuseNul(value: unknown, ctx: z.RefinementCtx): void {
+  const path = findNul(value);
+  if (path)
+    ctx.addIssue({ code: 'custom', message: 'strings may not contain the NUL character (U+0000)', path });
+}
+
 const JsonObject = z.record(z.string(), z.unknown());
 
 /** A function id as agents register it: router prefixes arrive already joined as `<prefix>_<name>`. */
@@ -47,20 +74,27 @@ export const NodeIdSchema = z
  * The registration body real agents send to POST /api/v1/nodes/register (and POST /api/v1/nodes).
  * Unknown fields are accepted and ignored so newer SDKs keep working.
  */
-export const RegistrationSchema = z.object({
-  id: NodeIdSchema,
-  version: z.string().min(1).max(100).default('0.0.0'),
-  base_url: z.url({ protocol: /^https?$/ }).max(2000),
-  public_url: z
-    .url({ protocol: /^https?$/ })
-    .max(2000)
-    .optional(),
-  deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
-  tags: z.array(z.string().max(100)).max(100).default([]),
-  metadata: JsonObject.default({}),
-  reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
-  skills: z.array(SkillSpecSchema).max(1000).default([]),
-});
+export const RegistrationSchema = z
+  .object({
+    id: NodeIdSchema,
+    // Some SDKs send an empty version when none is configured.
+    version: z
+      .string()
+      .max(100)
+      .optional()
+      .transform((v) => v || '0.0.0'),
+    base_url: z.url({ protocol: /^https?$/ }).max(2000),
+    public_url: z
+      .url({ protocol: /^https?$/ })
+      .max(2000)
+      .optional(),
+    deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
+    tags: z.array(z.string().max(100)).max(100).default([]),
+    metadata: JsonObject.default({}),
+    reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
+    skills: z.array(SkillSpecSchema).max(1000).default([]),
+  })
+  .superRefine(refuseNul);
 export type Registration = z.infer<typeof RegistrationSchema>;
 
 /**
@@ -84,3 +118,138 @@ export interface NodeInstance {
   registeredAt: string;
   updatedAt: string;
 }
+
+/** Why an instance has its current status; each lifecycle rule sets its own reason. */
+export const STATUS_REASONS = [
+  'registered',
+  'agent_reported',
+  'heartbeat_expired',
+  'heartbeat_resumed',
+  'health_check_failed',
+  'health_recovered',
+  'health_check_passed',
+  'transition_timeout',
+  'stopped',
+  'started',
+  'shutdown',
+] as const;
+export type StatusReason = (typeof STATUS_REASONS)[number];
+
+/** Operator intent: `stopped` and `shutdown` keep an instance out of routing whatever it reports. */
+export type AdminState = 'active' | 'stopped' | 'shutdown';
+
+/** The health monitor's view of one instance (the latest probe of `GET {base_url}/health`). */
+export interface HealthCheckState {
+  consecutiveFailures: number;
+  /** Start of the current run of successful probes; null after a failure. */
+  healthySince: string | null;
+  lastCheckAt: string | null;
+  lastCheckOk: boolean | null;
+  lastCheckStatusCode: number | null;
+  lastCheckError: string | null;
+  lastCheckDurationMs: number | null;
+}
+
+/** A node instance with the presence, lifecycle and health state the control plane keeps for it. */
+export interface NodeInstanceRecord extends NodeInstance {
+  statusReason: StatusReason;
+  statusChangedAt: string;
+  reportedStatus: LifecycleStatus | null;
+  adminState: AdminState;
+  lastSeenAt: string;
+  leaseExpiresAt: string | null;
+  health: HealthCheckState;
+  customHealth: Record<string, unknown> | null;
+  revision: number;
+}
+
+const LifecycleStatusSchema = z.enum(LIFECYCLE_STATUSES);
+
+// The TypeScript SDK sends `version: ''` when none is configured: that means "not given".
+const OptionalVersion = z
+  .string()
+  .max(100)
+  .optional()
+  .transform((v) => v || undefined);
+const Timestamp = z.union([z.string().max(100), z.number()]).optional();
+
+/**
+ * `POST /api/v1/nodes/{id}/heartbeat`. Every member is optional: SDKs send
+ * `{ status, version, timestamp }`, a bare `{}` (or no body) is a plain sign of life. Unknown
+ * members (MCP server lists and the like) are ignored.
+ */
+export const HeartbeatSchema = z
+  .object({
+    status: LifecycleStatusSchema.optional(),
+    version: OptionalVersion,
+    timestamp: Timestamp,
+  })
+  .superRefine(refuseNul);
+export type Heartbeat = z.infer<typeof HeartbeatSchema>;
+
+/**
+ * `PATCH /api/v1/nodes/{id}/status`: a heartbeat that also carries the state (`status`, or `state`
+ * as some clients name it) and custom health data, stored as given and shown by GET status.
+ */
+export const StatusUpdateSchema = z
+  .object({
+    status: LifecycleStatusSchema.optional(),
+    state: LifecycleStatusSchema.optional(),
+    version: OptionalVersion,
+    timestamp: Timestamp,
+    health: JsonObject.optional(),
+  })
+  .refine((body) => !(body.status && body.state && body.status !== body.state), {
+    message: 'status and state disagree; send one of them',
+    path: ['state'],
+  })
+  .superRefine(refuseNul);
+export type StatusUpdate = z.infer<typeof StatusUpdateSchema>;
+
+/** `POST /api/v1/nodes/{id}/lifecycle/status`: the agent says which state it is in now. */
+export const LifecycleReportSchema = z
+  .object({
+    status: LifecycleStatusSchema,
+    version: OptionalVersion,
+    reason: z.string().max(500).optional(),
+  })
+  .superRefine(refuseNul);
+export type LifecycleReport = z.infer<typeof LifecycleReportSchema>;
+
+/** Most node ids one bulk status request may name. */
+export const BULK_STATUS_LIMIT = 1000;
+
+/** `POST /api/v1/nodes/status/bulk`. */
+export const BulkStatusSchema = z
+  .object({
+    node_ids: z.array(z.string().min(1).max(200)).min(1).max(BULK_STATUS_LIMIT),
+  })
+  .superRefine(refuseNul);
+
+/**
+ * Body of `start`, `stop` and `shutdown` (all members optional, and so is the body): `version`
+ * limits the action to one instance; `reason` is recorded; `drain_timeout_ms` overrides the
+ * configured drain wait of a shutdown; `notify` (default true) says whether to POST the agent's
+ * `/_internal/shutdown`.
+ */
+export const NodeActionSchema = z
+  .object({
+    version: OptionalVersion,
+    reason: z.string().max(500).optional(),
+    drain_timeout_ms: z.number().int().min(0).max(3_600_000).optional(),
+    notify: z.boolean().optional(),
+  })
+  .superRefine(refuseNul);
+export type NodeAction = z.infer<typeof NodeActionSchema>;
+
+/** Query of `GET /api/ui/v1/nodes`. */
+export const NodeListQuerySchema = z
+  .object({
+    status: LifecycleStatusSchema.optional(),
+    tag: z.string().min(1).max(100).optional(),
+    node_id: z.string().min(1).max(200).optional(),
+  })
+  .superRefine(refuseNul);
+
+/** Body of the refresh endpoints: optional, and no members are read yet. */
+export const RefreshSchema = z.object({});

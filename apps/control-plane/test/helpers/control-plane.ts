@@ -1,0 +1,149 @@
+import { createServer, type Server } from 'node:http';
+import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { createApp } from '../../src/app.ts';
+import { createInProcessEventBus, type EventBus } from '../../src/events/index.ts';
+import { controlPlaneMigrations } from '../../src/migrations/index.ts';
+import type { HealthProbe } from '../../src/services/health-monitor-probe.ts';
+import type { CountActiveExecutions, ShutdownNotifier } from '../../src/services/nodes.ts';
+import { createNodeRuntime, type NodeRuntime } from '../../src/services/nodes-runtime.ts';
+import {
+  DEFAULT_NODE_HEALTH,
+  DEFAULT_NODE_LIFECYCLE,
+  type NodeHealthSettings,
+  type NodeLifecycleSettings,
+} from '../../src/services/nodes-settings.ts';
+import { type ManualClock, manualClock } from './clock.ts';
+
+/** A control plane on 127.0.0.1 with a clock the test moves and loops the test drives. */
+export interface TestControlPlane {
+  base: string;
+  handle: TestDatabase;
+  clock: ManualClock;
+  events: EventBus;
+  runtime: NodeRuntime;
+  server: Server;
+  errors: unknown[];
+  close(): Promise<void>;
+}
+
+export interface TestControlPlaneOptions {
+  handle?: TestDatabase;
+  lifecycle?: Partial<NodeLifecycleSettings>;
+  health?: Partial<NodeHealthSettings>;
+  probe?: HealthProbe;
+  notifyShutdown?: ShutdownNotifier;
+  countActiveExecutions?: CountActiveExecutions;
+  drainPollMs?: number;
+  sseKeepAliveMs?: number;
+  events?: EventBus;
+}
+
+/**
+ * Starts the real app (createApp) on a real socket with the spec's timings (unless overridden)
+ * and a manual clock. Background loops are not started: tests call `runtime.presence.tick()`,
+ * `runtime.presence.reconcile()` and `runtime.health.runOnce()` after moving the clock.
+ */
+export async function startTestControlPlane(
+  options: TestControlPlaneOptions = {},
+): Promise<TestControlPlane> {
+  const handle = options.handle ?? (await openTestDatabase());
+  await migrateLatest(handle.db, controlPlaneMigrations);
+  const clock = manualClock();
+  const events = options.events ?? createInProcessEventBus();
+  const errors: unknown[] = [];
+  const logError = (error: unknown) => errors.push(error);
+  const runtime = createNodeRuntime({
+    db: handle.db,
+    events,
+    clock,
+    lifecycle: { ...DEFAULT_NODE_LIFECYCLE, ...options.lifecycle },
+    health: { ...DEFAULT_NODE_HEALTH, ...options.health },
+    probe: options.probe,
+    notifyShutdown: options.notifyShutdown,
+    countActiveExecutions: options.countActiveExecutions,
+    drainPollMs: options.drainPollMs,
+    logError,
+  });
+  const app = createApp({
+    db: handle.db,
+    events,
+    clock,
+    nodeRuntime: runtime,
+    sseKeepAliveMs: options.sseKeepAliveMs,
+    logError,
+  });
+  const server = createServer(app.callback());
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  return {
+    base,
+    handle,
+    clock,
+    events,
+    runtime,
+    server,
+    errors,
+    async close() {
+      await runtime.stop();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await events.close();
+      if (!options.handle) await handle.close();
+    },
+  };
+}
+
+let counter = 0;
+
+/** A node id no other test in the file uses. */
+export function uniqueNodeId(prefix = 'node'): string {
+  counter += 1;
+  return `${prefix}-${process.pid}-${counter}`;
+}
+
+/** A registration body as real SDKs send it. */
+export function registration(id: string, baseUrl: string, overrides: Record<string, unknown> = {}) {
+  return {
+    id,
+    version: '1.0.0',
+    base_url: baseUrl,
+    deployment_type: 'long_running',
+    tags: ['test'],
+    metadata: { team: 'qa' },
+    reasoners: [
+      {
+        id: 'summarize',
+        description: 'Summarises text',
+        input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+        output_schema: { type: 'object' },
+        tags: ['nlp'],
+      },
+    ],
+    skills: [{ id: 'word_count', input_schema: { type: 'object' }, tags: ['text'] }],
+    ...overrides,
+  };
+}
+
+/** JSON request helper: returns status, headers and the parsed body. */
+export async function call(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; body: any }> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] ??= 'application/json';
+  }
+  const response = await fetch(`${base}${path}`, init);
+  const text = await response.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON; the raw text is returned
+  }
+  return { status: response.status, headers: response.headers, body: parsed };
+}

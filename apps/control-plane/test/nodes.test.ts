@@ -1,0 +1,773 @@
+import { isProblem } from '@switchyard/shared';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NODES_TOPIC } from '../src/events/index.ts';
+import { startTestAgent, type TestAgent } from './helpers/agents.ts';
+import {
+  call,
+  registration,
+  startTestControlPlane,
+  type TestControlPlane,
+  uniqueNodeId,
+} from './helpers/control-plane.ts';
+
+let cp: TestControlPlane;
+let agent: TestAgent;
+const seen: Array<Record<string, unknown>> = [];
+
+beforeAll(async () => {
+  cp = await startTestControlPlane();
+  agent = await startTestAgent();
+  cp.events.subscribe(NODES_TOPIC, (event) => seen.push(event));
+});
+
+afterAll(async () => {
+  await agent?.close();
+  await cp?.close();
+});
+
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+function expectProblem(
+  response: { status: number; headers: Headers; body: any },
+  status: number,
+  code: string,
+) {
+  expect(response.status).toBe(status);
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  expect(isProblem(response.body)).toBe(true);
+  expect(response.body.code).toBe(code);
+}
+
+async function register(id: string, overrides: Record<string, unknown> = {}) {
+  const response = await call(
+    cp.base,
+    'POST',
+    '/api/v1/nodes/register',
+    registration(id, agent.url, overrides),
+  );
+  expect([200, 201]).toContain(response.status);
+  return response.body;
+}
+
+describe('POST /api/v1/nodes/register', () => {
+  it('answers 201 with the node record in starting, never pending_approval', async () => {
+    const id = uniqueNodeId();
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url));
+    expect(response.status).toBe(201);
+    expect(response.headers.get('location')).toBe(`/api/v1/nodes/${id}`);
+    expect(response.body).toMatchObject({
+      id,
+      node_id: id,
+      version: '1.0.0',
+      base_url: agent.url,
+      deployment_type: 'long_running',
+      tags: ['test'],
+      metadata: { team: 'qa' },
+      lifecycle_status: 'starting',
+      status_reason: 'registered',
+      admin_state: 'active',
+      routable: false,
+      traffic_weight: 100,
+      last_heartbeat: null,
+      heartbeat_ttl_seconds: 15,
+      heartbeat_interval_seconds: 5,
+    });
+    expect(response.body.status).not.toBe('pending_approval');
+    expect(response.body.reasoners[0]).toMatchObject({ id: 'summarize', tags: ['nlp'] });
+    expect(response.body.skills[0]).toMatchObject({ id: 'word_count' });
+    expect(response.body.registered_at).toMatch(ISO);
+    expect(seen).toContainEqual(
+      expect.objectContaining({ type: 'node.registered', node_id: id, version: '1.0.0' }),
+    );
+  });
+
+  it('also registers through POST /api/v1/nodes', async () => {
+    const id = uniqueNodeId();
+    const response = await call(cp.base, 'POST', '/api/v1/nodes', registration(id, agent.url));
+    expect(response.status).toBe(201);
+    expect(response.body.node_id).toBe(id);
+  });
+
+  it('replaces an instance registered again with the same id and version (200)', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const again = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, `${agent.url}/`, { tags: ['replaced'], skills: [] }),
+    );
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ tags: ['replaced'], skills: [], lifecycle_status: 'starting' });
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    expect(node.body.instances).toHaveLength(1);
+  });
+
+  it('adds a second instance for a new version of the same node id', async () => {
+    const id = uniqueNodeId();
+    await register(id, { version: '1.0.0' });
+    const second = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, { version: '2.0.0' }),
+    );
+    expect(second.status).toBe(201);
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    expect(node.body.instances.map((i: any) => i.version).sort()).toEqual(['1.0.0', '2.0.0']);
+  });
+
+  it('treats an empty version (as the TypeScript SDK sends) as 0.0.0', async () => {
+    const id = uniqueNodeId();
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, { version: '' }),
+    );
+    expect(response.status).toBe(201);
+    expect(response.body.version).toBe('0.0.0');
+  });
+
+  it('ignores unknown members so newer SDKs keep working', async () => {
+    const id = uniqueNodeId();
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, { did: 'did:web:x', vc_metadata: { a: 1 } }),
+    );
+    expect(response.status).toBe(201);
+    expect(response.body).not.toHaveProperty('did');
+  });
+
+  it('answers 400 invalid_request naming each missing field', async () => {
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/register', { version: '1' });
+    expectProblem(response, 400, 'invalid_request');
+    const fields = response.body.errors.map((e: any) => e.field);
+    expect(fields).toEqual(expect.arrayContaining(['id', 'base_url']));
+  });
+
+  it('answers 400 for wrong types', async () => {
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/register', {
+      id: 42,
+      base_url: 'http://127.0.0.1:1',
+      tags: 'nope',
+      reasoners: {},
+    });
+    expectProblem(response, 400, 'invalid_request');
+    const fields = response.body.errors.map((e: any) => e.field);
+    expect(fields).toEqual(expect.arrayContaining(['id', 'tags', 'reasoners']));
+  });
+
+  it('answers 400 for an empty body', async () => {
+    expectProblem(await call(cp.base, 'POST', '/api/v1/nodes/register'), 400, 'invalid_request');
+  });
+
+  it('answers 400 for malformed JSON', async () => {
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/register', '{"id": "x",');
+    expectProblem(response, 400, 'invalid_request');
+    expect(response.body.detail).toMatch(/not valid JSON/);
+  });
+
+  it('answers 400 for a body that is not JSON', async () => {
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/register', 'id=x', {
+      'content-type': 'application/x-www-form-urlencoded',
+    });
+    expectProblem(response, 400, 'invalid_request');
+  });
+
+  it('answers 413 payload_too_large for a body over 1 MiB', async () => {
+    const huge = registration(uniqueNodeId(), agent.url, {
+      metadata: { blob: 'x'.repeat(1024 * 1024 + 10) },
+    });
+    expectProblem(await call(cp.base, 'POST', '/api/v1/nodes/register', huge), 413, 'payload_too_large');
+  });
+
+  it('refuses hostile ids and URLs: dots, path tricks, markup, non-http schemes', async () => {
+    for (const body of [
+      registration('a.b', agent.url),
+      registration('../etc', agent.url),
+      registration('<script>alert(1)</script>', agent.url),
+      registration("x'; drop table node_instances; --", agent.url),
+      registration('ok-id', 'javascript:alert(1)'),
+      registration('ok-id', 'file:///etc/passwd'),
+      registration('x'.repeat(201), agent.url),
+    ]) {
+      const response = await call(cp.base, 'POST', '/api/v1/nodes/register', body);
+      expectProblem(response, 400, 'invalid_request');
+    }
+    const fleet = await call(cp.base, 'GET', '/api/ui/v1/nodes');
+    expect(fleet.status).toBe(200);
+  });
+
+  it('stores hostile strings inside metadata verbatim and returns them as JSON data', async () => {
+    const id = uniqueNodeId();
+    const hostile = {
+      note: "</script><img src=x onerror=alert(1)>'; drop table node_instances; --\u2028\u{1F600}",
+    };
+    const body = await register(id, { metadata: hostile });
+    expect(body.metadata).toEqual(hostile);
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    expect(node.body.metadata).toEqual(hostile);
+  });
+
+  it('answers 400 naming the field for a NUL character, which the database cannot store', async () => {
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, { metadata: { deep: ['ok', 'bad\u0000'] } }),
+    );
+    expectProblem(response, 400, 'invalid_request');
+    expect(response.body.errors).toContainEqual({
+      field: 'metadata.deep.1',
+      message: expect.stringMatching(/NUL/),
+    });
+    const path = await call(cp.base, 'POST', '/api/v1/nodes/a%00b/heartbeat', {});
+    expectProblem(path, 404, 'not_found');
+    const bulk = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', { node_ids: ['a\u0000'] });
+    expectProblem(bulk, 400, 'invalid_request');
+  });
+});
+
+describe('POST /api/v1/nodes/{id}/heartbeat', () => {
+  it('answers 2xx right after registration and records the heartbeat', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {
+      status: 'starting',
+      version: '1.0.0',
+      timestamp: new Date().toISOString(),
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      node_id: id,
+      version: '1.0.0',
+      status: 'starting',
+      heartbeat_ttl_seconds: 15,
+    });
+    expect(response.body.last_heartbeat).toBe(new Date(cp.clock.now()).toISOString());
+    expect(response.body.lease_expires_at).toBe(new Date(cp.clock.now() + 15_000).toISOString());
+  });
+
+  it('turns a starting node ready when the heartbeat says ready', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {
+      status: 'ready',
+      version: '1.0.0',
+    });
+    expect(response.body.status).toBe('ready');
+    expect(seen).toContainEqual(
+      expect.objectContaining({
+        type: 'node.status_changed',
+        node_id: id,
+        old_status: 'starting',
+        new_status: 'ready',
+      }),
+    );
+  });
+
+  it('accepts an empty body, no body and an empty version, counting them as ready', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`)).status).toBe(200);
+    expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {})).body.status).toBe('ready');
+    expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: '' })).status).toBe(200);
+  });
+
+  it('applies a heartbeat without version to the most recently registered instance', async () => {
+    const id = uniqueNodeId();
+    await register(id, { version: '1.0.0' });
+    cp.clock.advance(1);
+    await register(id, { version: '2.0.0' });
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    expect(response.body.version).toBe('2.0.0');
+  });
+
+  it('answers 404 not_found for an unknown node so the SDK registers again', async () => {
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${uniqueNodeId('ghost')}/heartbeat`, {
+      status: 'ready',
+    });
+    expectProblem(response, 404, 'not_found');
+    expect(response.body.detail).toMatch(/register/i);
+  });
+
+  it('answers 404 not_found for a version the node never registered', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: '9.9.9' });
+    expectProblem(response, 404, 'not_found');
+    expect(response.body.detail).toContain('9.9.9');
+  });
+
+  it('answers 400 for an unknown status, a wrong type and malformed JSON', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'sleeping' }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: 7 }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, '[1,'),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, '"ready"'),
+      400,
+      'invalid_request',
+    );
+  });
+
+  it('answers 413 for a heartbeat over 64 KiB', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {
+      pad: 'x'.repeat(70 * 1024),
+    });
+    expectProblem(response, 413, 'payload_too_large');
+  });
+});
+
+describe('PATCH /api/v1/nodes/{id}/status', () => {
+  it('records a heartbeat, the state and custom health data', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, {
+      state: 'ready',
+      version: '1.0.0',
+      health: { queue: 3, mcp_servers: [{ name: 'fs', ok: true }] },
+    });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ node_id: id, status: 'ready', version: '1.0.0' });
+    expect(response.body.last_heartbeat).toMatch(ISO);
+    expect(response.body.health.custom).toEqual({ queue: 3, mcp_servers: [{ name: 'fs', ok: true }] });
+    expect(seen).toContainEqual(expect.objectContaining({ type: 'node.updated', node_id: id }));
+  });
+
+  it('answers 400 when status and state disagree, 404 for an unknown node', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, { status: 'ready', state: 'offline' }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, { health: [1, 2] }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'PATCH', `/api/v1/nodes/${uniqueNodeId('ghost')}/status`, {}),
+      404,
+      'not_found',
+    );
+  });
+});
+
+describe('POST /api/v1/nodes/{id}/lifecycle/status', () => {
+  it('moves a starting node to ready when the agent reports it', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, { status: 'ready' });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({
+      lifecycle_status: 'ready',
+      status_reason: 'agent_reported',
+      routable: true,
+    });
+  });
+
+  it('lets the agent report itself degraded and back', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, { status: 'ready' });
+    const degraded = await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, {
+      status: 'degraded',
+    });
+    expect(degraded.body.lifecycle_status).toBe('degraded');
+    const ready = await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, { status: 'ready' });
+    expect(ready.body.lifecycle_status).toBe('ready');
+  });
+
+  it('answers 400 without a status and 404 for an unknown node', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, {}),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`),
+      400,
+      'invalid_request',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${uniqueNodeId('ghost')}/lifecycle/status`, {
+        status: 'ready',
+      }),
+      404,
+      'not_found',
+    );
+  });
+});
+
+describe('GET /api/v1/nodes/{id}', () => {
+  it('answers the node with lifecycle_status for SDKs that poll it', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const response = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ id, lifecycle_status: 'ready', version: '1.0.0' });
+    expect(response.body.instances).toHaveLength(1);
+  });
+
+  it('answers 404 not_found for an unknown node, including URL-encoded hostile ids', async () => {
+    expectProblem(await call(cp.base, 'GET', `/api/v1/nodes/${uniqueNodeId('ghost')}`), 404, 'not_found');
+    expectProblem(
+      await call(cp.base, 'GET', `/api/v1/nodes/${encodeURIComponent("x' or 1=1 --")}`),
+      404,
+      'not_found',
+    );
+  });
+});
+
+describe('GET /api/v1/nodes/{id}/status', () => {
+  it('answers status, version, last heartbeat and health results per instance', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const response = await call(cp.base, 'GET', `/api/v1/nodes/${id}/status`);
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ node_id: id, status: 'ready', version: '1.0.0', routable: true });
+    expect(response.body.last_heartbeat).toMatch(ISO);
+    // Never probed before, so the status read probed the agent (a real HTTP server) now.
+    expect(response.body.health).toMatchObject({
+      last_check_ok: true,
+      last_check_status_code: 200,
+      consecutive_failures: 0,
+    });
+    expect(response.body.instances[0]).toMatchObject({
+      version: '1.0.0',
+      status: 'ready',
+      admin_state: 'active',
+    });
+  });
+
+  it('serves cached health results within the status cache TTL and probes again after it', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'GET', `/api/v1/nodes/${id}/status`);
+    const probes = agent.healthRequests;
+    await call(cp.base, 'GET', `/api/v1/nodes/${id}/status`);
+    expect(agent.healthRequests).toBe(probes);
+    cp.clock.advance(300_001);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {});
+    await call(cp.base, 'GET', `/api/v1/nodes/${id}/status`);
+    expect(agent.healthRequests).toBe(probes + 1);
+  });
+
+  it('answers 404 for an unknown node', async () => {
+    expectProblem(
+      await call(cp.base, 'GET', `/api/v1/nodes/${uniqueNodeId('ghost')}/status`),
+      404,
+      'not_found',
+    );
+  });
+});
+
+describe('POST /api/v1/nodes/{id}/status/refresh', () => {
+  it('probes the node now, bypassing the status cache', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'GET', `/api/v1/nodes/${id}/status`);
+    const probes = agent.healthRequests;
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`);
+    expect(response.status).toBe(200);
+    expect(agent.healthRequests).toBe(probes + 1);
+    expect(response.body.node_id).toBe(id);
+  });
+
+  it('answers 404 for an unknown node and 400 for a body that is not an object', async () => {
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${uniqueNodeId('ghost')}/status/refresh`),
+      404,
+      'not_found',
+    );
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`, '[]'),
+      400,
+      'invalid_request',
+    );
+  });
+});
+
+describe('POST /api/v1/nodes/status/bulk', () => {
+  it('answers an object keyed by node id, marking unknown ids not_found', async () => {
+    const a = uniqueNodeId();
+    const b = uniqueNodeId();
+    await register(a);
+    await register(b);
+    await call(cp.base, 'POST', `/api/v1/nodes/${a}/heartbeat`, { status: 'ready' });
+    const ghost = uniqueNodeId('ghost');
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', { node_ids: [a, b, ghost] });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body).sort()).toEqual([a, b, ghost].sort());
+    expect(response.body[a]).toMatchObject({ status: 'ready', version: '1.0.0' });
+    expect(response.body[a].last_heartbeat).toMatch(ISO);
+    expect(response.body[b]).toMatchObject({ status: 'starting', last_heartbeat: null });
+    expect(response.body[ghost]).toEqual({
+      status: null,
+      version: null,
+      last_heartbeat: null,
+      error: 'not_found',
+    });
+  });
+
+  it('answers 400 for a missing, empty, mistyped or oversized node_ids list', async () => {
+    for (const body of [
+      {},
+      { node_ids: [] },
+      { node_ids: 'a' },
+      { node_ids: [1] },
+      { node_ids: Array(1001).fill('a') },
+    ]) {
+      expectProblem(await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', body), 400, 'invalid_request');
+    }
+  });
+
+  it('answers 413 for a body over 512 KiB', async () => {
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', {
+      node_ids: ['a'],
+      pad: 'x'.repeat(600 * 1024),
+    });
+    expectProblem(response, 413, 'payload_too_large');
+  });
+});
+
+describe('POST /api/v1/nodes/status/refresh', () => {
+  it('reconciles the whole fleet and reports what changed', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/status/refresh');
+    expect(response.status).toBe(200);
+    expect(response.body.reconciled_at).toMatch(ISO);
+    expect(response.body.checked).toBeGreaterThan(0);
+    expect(response.body.nodes[id]).toMatchObject({ status: 'starting' });
+    expect(Array.isArray(response.body.expired)).toBe(true);
+  });
+});
+
+describe('POST /api/v1/nodes/{id}/stop and /start', () => {
+  it('stop takes the node out of routing as offline (stopped), and heartbeats do not bring it back', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const stopped = await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`);
+    expect(stopped.status).toBe(200);
+    expect(stopped.body).toMatchObject({ node_id: id, action: 'stop' });
+    expect(stopped.body.instances[0]).toMatchObject({
+      lifecycle_status: 'offline',
+      status_reason: 'stopped',
+      admin_state: 'stopped',
+      routable: false,
+    });
+    const beat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    expect(beat.body.status).toBe('offline');
+    // A stop survives re-registration too: the operator's decision holds until start.
+    await register(id);
+    expect((await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body.lifecycle_status).toBe('offline');
+    expect(await cp.runtime.nodes.pickInstance(id)).toBeUndefined();
+  });
+
+  it('start puts a stopped node back to starting, and the next heartbeat makes it ready', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`);
+    const started = await call(cp.base, 'POST', `/api/v1/nodes/${id}/start`, {});
+    expect(started.body.instances[0]).toMatchObject({
+      lifecycle_status: 'starting',
+      status_reason: 'started',
+      admin_state: 'active',
+    });
+    const beat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    expect(beat.body.status).toBe('ready');
+  });
+
+  it('start makes a started node ready on its first healthy probe', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/start`);
+    const refreshed = await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`);
+    expect(refreshed.body.instances[0]).toMatchObject({
+      status: 'ready',
+      status_reason: 'health_check_passed',
+    });
+  });
+
+  it('start on an active node changes nothing', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const started = await call(cp.base, 'POST', `/api/v1/nodes/${id}/start`);
+    expect(started.body.instances[0].lifecycle_status).toBe('ready');
+  });
+
+  it('limits the action to one version when asked', async () => {
+    const id = uniqueNodeId();
+    await register(id, { version: '1.0.0' });
+    await register(id, { version: '2.0.0' });
+    const stopped = await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`, { version: '2.0.0' });
+    expect(stopped.body.instances).toHaveLength(1);
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    const byVersion = Object.fromEntries(node.body.instances.map((i: any) => [i.version, i.admin_state]));
+    expect(byVersion).toEqual({ '1.0.0': 'active', '2.0.0': 'stopped' });
+  });
+
+  it('answers 404 for an unknown node or version, 400 for bad bodies', async () => {
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${uniqueNodeId('ghost')}/stop`),
+      404,
+      'not_found',
+    );
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/start`, { version: '7.7.7' }),
+      404,
+      'not_found',
+    );
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`, { version: 3 }),
+      400,
+      'invalid_request',
+    );
+    expectProblem(await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`, '{oops'), 400, 'invalid_request');
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`, { reason: 'x'.repeat(20 * 1024) }),
+      413,
+      'payload_too_large',
+    );
+  });
+});
+
+describe('POST /api/v1/nodes/{id}/shutdown', () => {
+  it('stops routing, notifies the agent, marks it offline and releases the lease', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`, { reason: 'maintenance' });
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ node_id: id, action: 'shutdown' });
+    expect(response.body.instances[0]).toMatchObject({
+      version: '1.0.0',
+      drained: true,
+      active_executions: 0,
+      notified: true,
+      notify_error: null,
+      lifecycle_status: 'offline',
+      status_reason: 'shutdown',
+      admin_state: 'shutdown',
+      lease_expires_at: null,
+    });
+    expect(agent.shutdownNotices).toContainEqual({ node_id: id, version: '1.0.0', reason: 'maintenance' });
+    // Heartbeats of a shut-down agent do not bring it back; registering again does.
+    expect(
+      (await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' })).body.status,
+    ).toBe('offline');
+    expect((await register(id)).lifecycle_status).toBe('starting');
+  });
+
+  it('accepts the body the TypeScript SDK sends when it shuts itself down', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`, {
+      reason: 'shutdown',
+      version: '',
+    });
+    expect(response.status).toBe(200);
+    expect(response.body.instances[0].lifecycle_status).toBe('offline');
+  });
+
+  it('skips the notification when notify is false and reports an unreachable agent', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const before = agent.shutdownNotices.length;
+    const quiet = await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`, { notify: false });
+    expect(quiet.body.instances[0]).toMatchObject({ notified: false, notify_error: null });
+    expect(agent.shutdownNotices).toHaveLength(before);
+
+    const gone = uniqueNodeId();
+    await call(cp.base, 'POST', '/api/v1/nodes/register', registration(gone, 'http://127.0.0.1:9'));
+    const unreachable = await call(cp.base, 'POST', `/api/v1/nodes/${gone}/shutdown`);
+    expect(unreachable.status).toBe(200);
+    expect(unreachable.body.instances[0]).toMatchObject({ notified: false, lifecycle_status: 'offline' });
+    expect(unreachable.body.instances[0].notify_error).toEqual(expect.any(String));
+  });
+
+  it('answers 404 for an unknown node and 400 for a negative drain timeout', async () => {
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${uniqueNodeId('ghost')}/shutdown`),
+      404,
+      'not_found',
+    );
+    const id = uniqueNodeId();
+    await register(id);
+    expectProblem(
+      await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`, { drain_timeout_ms: -1 }),
+      400,
+      'invalid_request',
+    );
+  });
+});
+
+describe('GET /api/ui/v1/nodes', () => {
+  it('lists nodes with their instances and filters by status, tag and id', async () => {
+    const id = uniqueNodeId('listed');
+    await register(id, { tags: ['blue'] });
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const all = await call(cp.base, 'GET', '/api/ui/v1/nodes');
+    expect(all.status).toBe(200);
+    expect(all.body.total).toBe(all.body.nodes.length);
+    expect(all.body.nodes.map((n: any) => n.id)).toContain(id);
+    const blue = await call(cp.base, 'GET', '/api/ui/v1/nodes?tag=blue');
+    expect(blue.body.nodes.map((n: any) => n.id)).toEqual([id]);
+    const ready = await call(cp.base, 'GET', `/api/ui/v1/nodes?status=ready&node_id=${id}`);
+    expect(ready.body.nodes).toHaveLength(1);
+    const offline = await call(cp.base, 'GET', `/api/ui/v1/nodes?status=offline&node_id=${id}`);
+    expect(offline.body.nodes).toHaveLength(0);
+  });
+
+  it('answers 400 for an unknown status filter or a repeated parameter', async () => {
+    expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?status=asleep'), 400, 'invalid_request');
+    expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?tag=a&tag=b'), 400, 'invalid_request');
+  });
+});
+
+describe('routes and methods', () => {
+  it('answers 405 with Allow for a wrong method on a node path', async () => {
+    const response = await call(cp.base, 'DELETE', '/api/v1/nodes/some-node/heartbeat');
+    expectProblem(response, 405, 'method_not_allowed');
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('lists the node endpoints in available_endpoints', async () => {
+    const response = await call(cp.base, 'GET', '/api/v1/nodez');
+    expectProblem(response, 404, 'not_found');
+    expect(response.body.available_endpoints['/api/v1/nodes/:id/heartbeat']).toEqual(['POST']);
+  });
+});
