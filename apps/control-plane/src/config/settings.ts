@@ -129,21 +129,21 @@ export const SETTINGS = {
     schema: durationSetting({ min: 0 }),
     default: '5m',
     fromDatabase: true,
-    meaning: 'How long a reconciled node status is trusted before it is recomputed.',
+    meaning: 'GET node status reuses health results younger than this; older ones are probed again.',
   }),
   'node_lifecycle.reconcile_interval': setting({
     env: 'SWITCHYARD_NODE_LIFECYCLE_RECONCILE_INTERVAL',
     schema: durationSetting({ min: 100 }),
     default: '30s',
     fromDatabase: true,
-    meaning: 'How often the fleet status is reconciled.',
+    meaning: 'How often the presence manager reconciles the fleet (evictions, stuck transitions).',
   }),
   'node_lifecycle.max_transition_time': setting({
     env: 'SWITCHYARD_NODE_LIFECYCLE_MAX_TRANSITION_TIME',
     schema: durationSetting(),
     default: '2m',
     fromDatabase: true,
-    meaning: 'Longest a node may stay in a transitional state (starting) before it is reconciled.',
+    meaning: 'A node still `starting` after this long (while heartbeating) is marked degraded.',
   }),
   'node_health.check_interval': setting({
     env: 'SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL',
@@ -178,7 +178,7 @@ export const SETTINGS = {
     schema: durationSetting(),
     default: '60s',
     fromDatabase: true,
-    meaning: 'A heartbeat older than this makes the health monitor treat the node as suspect.',
+    meaning: 'Node status reports `heartbeat_stale: true` when the last heartbeat is older than this.',
   }),
   'discovery.cache_ttl': setting({
     env: 'SWITCHYARD_DISCOVERY_CACHE_TTL',

@@ -66,6 +66,7 @@ export async function putStoredConfig(
 
 /** Deletes a stored config; true when it existed. */
 export async function deleteStoredConfig(db: Executor, name: string): Promise<boolean> {
-  const deleted = await db('configs').where({ name }).delete();
-  return deleted > 0;
+  // RETURNING rather than the affected-row count: knex-pglite does not report the count.
+  const deleted = await db('configs').where({ name }).delete().returning('name');
+  return deleted.length > 0;
 }

@@ -1,0 +1,396 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ConfigError, defaultConfig, loadConfig, STORED_CONFIG_NAME } from '../src/config/load-config.ts';
+import { SETTING_KEYS, SETTINGS } from '../src/config/settings.ts';
+import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import {
+  deleteStoredConfig,
+  getStoredConfig,
+  listStoredConfigs,
+  putStoredConfig,
+} from '../src/storage/configs.ts';
+
+let handle: TestDatabase;
+let dir: string;
+let logged: string[];
+const log = (line: string) => logged.push(line);
+
+function writeYaml(text: string): string {
+  const path = join(dir, `config-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(path, text);
+  return path;
+}
+
+async function loadError(promise: Promise<unknown>): Promise<ConfigError> {
+  try {
+    await promise;
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return error as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  await migrateLatest(handle.db, controlPlaneMigrations);
+  dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
+});
+
+afterAll(async () => {
+  await handle.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+beforeEach(async () => {
+  logged = [];
+  await handle.db('configs').delete();
+});
+
+describe('loadConfig defaults', () => {
+  it('gives the spec defaults when nothing is set', async () => {
+    const config = await loadConfig({ env: {}, filePath: undefined, log });
+    expect(config).toEqual({
+      server: { port: 8080, host: '127.0.0.1' },
+      storage: { databaseUrl: undefined, dataDir: resolve('.data') },
+      api: { auth: { apiKey: undefined, skipPaths: [] } },
+      nodes: {
+        heartbeatTtlMs: 15_000,
+        sweepIntervalMs: 5_000,
+        hardEvictMs: 300_000,
+        statusCacheTtlMs: 300_000,
+        reconcileIntervalMs: 30_000,
+        maxTransitionMs: 120_000,
+      },
+      nodeHealth: {
+        checkIntervalMs: 30_000,
+        checkTimeoutMs: 5_000,
+        consecutiveFailures: 3,
+        recoveryDebounceMs: 60_000,
+        heartbeatStaleThresholdMs: 60_000,
+      },
+      discovery: { cacheTtlMs: 30_000 },
+      connector: {
+        token: undefined,
+        capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
+      },
+      configSource: 'file',
+    });
+    expect(defaultConfig()).toEqual(config);
+  });
+});
+
+describe('loadConfig from a YAML file', () => {
+  it('reads every section under its file keys', async () => {
+    const filePath = writeYaml(`
+server:
+  port: 9090
+  host: 0.0.0.0
+storage:
+  data_dir: /var/lib/switchyard
+api:
+  auth:
+    api_key: file-key
+    skip_paths: [/api/v1/public/*, /status]
+node_lifecycle:
+  heartbeat_ttl: 20s
+  sweep_interval: 2s
+  hard_evict_ttl: 10m
+  status_cache_ttl: 1m
+  reconcile_interval: 45s
+  max_transition_time: 3m
+node_health:
+  check_interval: 10s
+  check_timeout: 1500ms
+  consecutive_failures: 5
+  recovery_debounce: 2m
+  heartbeat_stale_threshold: 90s
+discovery:
+  cache_ttl: 0
+connector:
+  token: conn-token
+  capabilities: [reasoners:read, config_management]
+`);
+    const config = await loadConfig({ env: {}, filePath, log });
+    expect(config.server).toEqual({ port: 9090, host: '0.0.0.0' });
+    expect(config.storage.dataDir).toBe('/var/lib/switchyard');
+    expect(config.api.auth).toEqual({ apiKey: 'file-key', skipPaths: ['/api/v1/public/*', '/status'] });
+    expect(config.nodes).toEqual({
+      heartbeatTtlMs: 20_000,
+      sweepIntervalMs: 2_000,
+      hardEvictMs: 600_000,
+      statusCacheTtlMs: 60_000,
+      reconcileIntervalMs: 45_000,
+      maxTransitionMs: 180_000,
+    });
+    expect(config.nodeHealth).toEqual({
+      checkIntervalMs: 10_000,
+      checkTimeoutMs: 1_500,
+      consecutiveFailures: 5,
+      recoveryDebounceMs: 120_000,
+      heartbeatStaleThresholdMs: 90_000,
+    });
+    expect(config.discovery.cacheTtlMs).toBe(0);
+    expect(config.connector).toEqual({
+      token: 'conn-token',
+      capabilities: ['reasoners:read', 'config_management'],
+    });
+  });
+
+  it('finds the file through SERVICE_CONFIG_FILE', async () => {
+    const filePath = writeYaml('server:\n  port: 7000\n');
+    const config = await loadConfig({ env: { SERVICE_CONFIG_FILE: filePath }, log });
+    expect(config.server.port).toBe(7000);
+  });
+
+  it('refuses a named file that does not exist', async () => {
+    const error = await loadError(
+      loadConfig({ env: { SERVICE_CONFIG_FILE: join(dir, 'missing.yaml') }, log }),
+    );
+    expect(error.problems[0]).toMatch(/missing\.yaml does not exist/);
+  });
+
+  it('names the key and the file for a bad duration', async () => {
+    const filePath = writeYaml('node_health:\n  check_interval: abc\n');
+    const error = await loadError(loadConfig({ env: {}, filePath, log }));
+    expect(error.problems).toEqual([
+      `node_health.check_interval: "abc" is not a duration (use 15s, 5m) — from file ${filePath}`,
+    ]);
+    expect(error.message).toContain('node_health.check_interval: "abc" is not a duration (use 15s, 5m)');
+  });
+
+  it('refuses unknown keys and says which keys exist there', async () => {
+    const filePath = writeYaml('node_health:\n  check_intervall: 5s\nloggin: true\n');
+    const error = await loadError(loadConfig({ env: {}, filePath, log }));
+    expect(error.problems).toHaveLength(2);
+    expect(error.problems[0]).toMatch(/^node_health\.check_intervall: unknown setting .*check_interval/);
+    expect(error.problems[1]).toMatch(/^loggin: unknown setting/);
+  });
+
+  it('does not treat inherited object names as settings', async () => {
+    const filePath = writeYaml('constructor: 1\n__proto__:\n  port: 1\n');
+    const error = await loadError(loadConfig({ env: {}, filePath, log }));
+    expect(error.problems.join('\n')).toMatch(/constructor: unknown setting/);
+  });
+
+  it('reports malformed YAML and a document that is not a mapping', async () => {
+    const broken = await loadError(loadConfig({ env: {}, filePath: writeYaml('server: [1, 2\n'), log }));
+    expect(broken.problems[0]).toMatch(/is not valid YAML/);
+    const scalar = await loadError(loadConfig({ env: {}, filePath: writeYaml('just text\n'), log }));
+    expect(scalar.problems[0]).toMatch(/\(top level\): expected a mapping/);
+    const listSection = await loadError(
+      loadConfig({ env: {}, filePath: writeYaml('server:\n  - 1\n'), log }),
+    );
+    expect(listSection.problems[0]).toMatch(/^server: expected a mapping/);
+  });
+
+  it('reads an empty file as no settings', async () => {
+    const config = await loadConfig({ env: {}, filePath: writeYaml(''), log });
+    expect(config).toEqual(defaultConfig());
+  });
+
+  it('collects every problem at once, each with its own key', async () => {
+    const filePath = writeYaml(`
+server:
+  port: 70000
+node_health:
+  consecutive_failures: 0
+  check_timeout: -5s
+api:
+  auth:
+    skip_paths: [no-slash, /a*b]
+connector:
+  capabilities: [reasoners:read, everything]
+storage:
+  database_url: mysql://x
+config_source: cloud
+`);
+    const error = await loadError(loadConfig({ env: {}, filePath, log }));
+    const keys = error.problems.map((p) => p.split(':')[0]);
+    expect(keys).toEqual([
+      'server.port',
+      'storage.database_url',
+      'api.auth.skip_paths',
+      'node_health.check_timeout',
+      'node_health.consecutive_failures',
+      'connector.capabilities',
+      'config_source',
+    ]);
+    expect(error.problems.every((p) => p.endsWith(`— from file ${filePath}`))).toBe(true);
+  });
+});
+
+describe('loadConfig from the environment', () => {
+  it('overrides the file key by key', async () => {
+    const filePath = writeYaml(
+      'server:\n  port: 9090\n  host: 0.0.0.0\nnode_health:\n  check_interval: 10s\n',
+    );
+    const config = await loadConfig({
+      env: {
+        CONTROL_PLANE_PORT: '9191',
+        SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL: '1m',
+        SERVICE_API_KEY: 'env-key',
+        SWITCHYARD_API_AUTH_SKIP_PATHS: '/a, /b/*',
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:5432/test',
+        SWITCHYARD_CONNECTOR_CAPABILITIES: 'restart',
+      },
+      filePath,
+      log,
+    });
+    expect(config.server).toEqual({ port: 9191, host: '0.0.0.0' });
+    expect(config.nodeHealth.checkIntervalMs).toBe(60_000);
+    expect(config.api.auth).toEqual({ apiKey: 'env-key', skipPaths: ['/a', '/b/*'] });
+    expect(config.storage.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/test');
+    expect(config.connector.capabilities).toEqual(['restart']);
+  });
+
+  it('has one environment variable per setting, all different', () => {
+    const names = SETTING_KEYS.map((key) => SETTINGS[key].env);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('reads an empty variable as unset, so an empty SERVICE_API_KEY leaves auth off', async () => {
+    const config = await loadConfig({ env: { SERVICE_API_KEY: '', CONTROL_PLANE_PORT: '' }, log });
+    expect(config.api.auth.apiKey).toBeUndefined();
+    expect(config.server.port).toBe(8080);
+  });
+
+  it('names the variable for a bad value', async () => {
+    const error = await loadError(
+      loadConfig({
+        env: { SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL: 'abc', CONTROL_PLANE_PORT: 'eighty' },
+        log,
+      }),
+    );
+    expect(error.problems).toEqual([
+      'server.port: "eighty" is not a whole number from 0 to 65535 — from environment variable CONTROL_PLANE_PORT',
+      'node_health.check_interval: "abc" is not a duration (use 15s, 5m) — from environment variable SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL',
+    ]);
+  });
+
+  it('refuses a zero interval where zero would spin', async () => {
+    const error = await loadError(
+      loadConfig({ env: { SWITCHYARD_NODE_LIFECYCLE_SWEEP_INTERVAL: '0' }, log }),
+    );
+    expect(error.problems[0]).toMatch(/^node_lifecycle\.sweep_interval: "0" is too short/);
+  });
+});
+
+describe('loadConfig from the database (SERVICE_CONFIG_SOURCE=db)', () => {
+  it('puts the stored config between the environment and the file', async () => {
+    await putStoredConfig(handle.db, {
+      name: STORED_CONFIG_NAME,
+      body: 'node_health:\n  check_interval: 20s\n  check_timeout: 2s\nserver:\n  port: 9300\n',
+      updatedBy: 'test',
+    });
+    const filePath = writeYaml('node_health:\n  check_interval: 10s\n  consecutive_failures: 7\n');
+    const config = await loadConfig({
+      env: { SERVICE_CONFIG_SOURCE: 'db', CONTROL_PLANE_PORT: '9400' },
+      db: handle.db,
+      filePath,
+      log,
+    });
+    expect(config.configSource).toBe('db');
+    expect(config.nodeHealth.checkIntervalMs).toBe(20_000); // database over file
+    expect(config.nodeHealth.checkTimeoutMs).toBe(2_000); // database over default
+    expect(config.nodeHealth.consecutiveFailures).toBe(7); // file where the database is silent
+    expect(config.server.port).toBe(9400); // environment over database
+  });
+
+  it('never takes the storage or connector sections from the database, and says so', async () => {
+    await putStoredConfig(handle.db, {
+      name: STORED_CONFIG_NAME,
+      body: [
+        'storage:',
+        '  database_url: postgres://attacker@evil:5432/x',
+        '  data_dir: /tmp/elsewhere',
+        'connector:',
+        '  token: stolen',
+        '  capabilities: [config_management]',
+        'config_source: file',
+        'discovery:',
+        '  cache_ttl: 5s',
+      ].join('\n'),
+    });
+    const config = await loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log });
+    expect(config.storage).toEqual({ databaseUrl: undefined, dataDir: resolve('.data') });
+    expect(config.connector.token).toBeUndefined();
+    expect(config.connector.capabilities).not.toContain('config_management');
+    expect(config.configSource).toBe('db');
+    expect(config.discovery.cacheTtlMs).toBe(5_000);
+    const ignored = logged.filter((line) => line.startsWith('config: ignored'));
+    expect(ignored).toHaveLength(5);
+    expect(ignored[0]).toContain('storage.database_url');
+    expect(ignored.join('\n')).toMatch(/never read from the database/);
+  });
+
+  it('ignores the stored config unless the source is db', async () => {
+    await putStoredConfig(handle.db, { name: STORED_CONFIG_NAME, body: 'server:\n  port: 9300\n' });
+    const config = await loadConfig({ env: {}, db: handle.db, log });
+    expect(config.server.port).toBe(8080);
+  });
+
+  it('takes config_source from the file too', async () => {
+    await putStoredConfig(handle.db, { name: STORED_CONFIG_NAME, body: 'server:\n  port: 9300\n' });
+    const config = await loadConfig({
+      env: {},
+      db: handle.db,
+      filePath: writeYaml('config_source: db\n'),
+      log,
+    });
+    expect(config.server.port).toBe(9300);
+  });
+
+  it('names the stored config for a bad value there', async () => {
+    await putStoredConfig(handle.db, { name: STORED_CONFIG_NAME, body: 'discovery:\n  cache_ttl: soon\n' });
+    const error = await loadError(loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log }));
+    expect(error.problems).toEqual([
+      'discovery.cache_ttl: "soon" is not a duration (use 15s, 5m) — from database config "control-plane"',
+    ]);
+  });
+
+  it('notes a missing stored config and carries on', async () => {
+    const config = await loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log });
+    expect(config.server.port).toBe(8080);
+    expect(logged).toEqual([expect.stringMatching(/no stored config named "control-plane"/)]);
+  });
+});
+
+describe('configs storage', () => {
+  it('creates, replaces, lists and deletes stored configs', async () => {
+    const first = await putStoredConfig(handle.db, { name: 'alpha', body: 'a: 1\n', updatedBy: 'ops' });
+    expect(first).toMatchObject({ name: 'alpha', body: 'a: 1\n', updatedBy: 'ops' });
+    expect(new Date(first.createdAt).toISOString()).toBe(first.createdAt);
+    const replaced = await putStoredConfig(handle.db, { name: 'alpha', body: 'a: 2\n' });
+    expect(replaced.body).toBe('a: 2\n');
+    expect(replaced.updatedBy).toBeNull();
+    expect(replaced.createdAt).toBe(first.createdAt);
+    await putStoredConfig(handle.db, { name: 'beta', body: '' });
+    expect((await listStoredConfigs(handle.db)).map((c) => c.name)).toEqual(['alpha', 'beta']);
+    expect(await deleteStoredConfig(handle.db, 'alpha')).toBe(true);
+    expect(await deleteStoredConfig(handle.db, 'alpha')).toBe(false);
+    expect(await getStoredConfig(handle.db, 'alpha')).toBeUndefined();
+  });
+
+  it('works inside a transaction', async () => {
+    await handle.db.transaction(async (trx) => {
+      await putStoredConfig(trx, { name: 'in-trx', body: 'x: 1\n' });
+      expect((await getStoredConfig(trx, 'in-trx'))?.body).toBe('x: 1\n');
+    });
+    expect((await getStoredConfig(handle.db, 'in-trx'))?.body).toBe('x: 1\n');
+  });
+});
+
+describe('README settings table', () => {
+  it('documents every setting with its environment variable', () => {
+    const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+    for (const key of SETTING_KEYS) {
+      const row = readme.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
+      expect(row, `README row for ${key}`).toBeDefined();
+      expect(row).toContain(`\`${SETTINGS[key].env}\``);
+    }
+  });
+});
