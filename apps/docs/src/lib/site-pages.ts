@@ -39,8 +39,18 @@ function toPage(entry: DocEntry): DocPage {
   };
 }
 
+let cached: Promise<DocPage[]> | undefined;
+
 /** Every /docs page in reading order: category order, then `order`, then title. */
-export async function docsPages(): Promise<DocPage[]> {
+export function docsPages(): Promise<DocPage[]> {
+  // Every page's layout asks for the list; a build reads the corpus once, the dev server on each request
+  // so edits show up.
+  if (import.meta.env.DEV) return loadDocsPages();
+  cached ??= loadDocsPages();
+  return cached;
+}
+
+async function loadDocsPages(): Promise<DocPage[]> {
   const entries = await getCollection('docs', (entry) => entry.id !== HOME_ID);
   return entries
     .map(toPage)

@@ -13,7 +13,11 @@ export interface BuildResult {
 
 /** Runs the real `astro build` on another corpus, into a temporary output directory. */
 export function buildSite(contentDirectory: string): Promise<BuildResult> {
-  const outDir = mkdtempSync(path.join(tmpdir(), 'switchyard-docs-out-'));
+  // Inside node_modules: the prerender step imports the built server bundle, which must resolve the
+  // app's packages from where it is written.
+  const scratch = path.join(docsRoot, 'node_modules', '.cache');
+  mkdirSync(scratch, { recursive: true });
+  const outDir = mkdtempSync(path.join(scratch, 'switchyard-docs-out-'));
   const bin = path.join(
     path.dirname(createRequire(import.meta.url).resolve('astro/package.json')),
     'astro.js',
