@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Measures how long the documentation site takes to build: once for the real corpus (content/) and
 // once for a generated 1,000-page corpus, each into a temporary output directory so a running site
-// is never disturbed. Usage: node bench/docs-build/build-time.mjs [--pages 1000] [--skip-real]
+// is never disturbed. Usage: node bench/docs-build/build-time.mjs [--pages 1000] [--skip-real] [--log file]
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -14,6 +14,7 @@ const astroBin = path.join(root, 'node_modules/astro/astro.js');
 const args = process.argv.slice(2);
 const pageCount = Number(args[args.indexOf('--pages') + 1]) || 1000;
 const skipReal = args.includes('--skip-real');
+const logFile = args.includes('--log') ? args[args.indexOf('--log') + 1] : undefined;
 
 const CATEGORIES = [
   ['getting-started', 'Getting started'],
@@ -109,7 +110,7 @@ function build(label, contentDir) {
     child.on('close', (code) => {
       const seconds = (performance.now() - started) / 1000;
       rmSync(outDir, { recursive: true, force: true });
-      if (process.env.BENCH_LOG) writeFileSync(process.env.BENCH_LOG, output);
+      if (logFile) writeFileSync(logFile, output);
       if (code !== 0) {
         reject(new Error(`${label} build failed (exit ${code}):\n${output.slice(-3000)}`));
         return;
