@@ -79,7 +79,7 @@ export function createSharePages(deps: {
         throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
       }
       res.statusCode = 200;
-      res.setHeader('Content-Type', page.headers['content-type'] ?? 'text/html; charset=utf-8');
+      res.setHeader('Content-Type', 'text/html; charset=utf-8');
       res.setHeader('Content-Length', page.body.length);
       res.end(page.body);
       return true;
