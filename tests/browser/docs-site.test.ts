@@ -1,10 +1,12 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
+import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStaticServer } from './static-server.ts';
 
-const clientDir = path.resolve(import.meta.dirname, '../../apps/docs/dist/client');
+const distDir = path.resolve(import.meta.dirname, '../../apps/docs/dist');
+const clientDir = path.join(distDir, 'client');
 const screenshots = path.resolve(import.meta.dirname, '../test-results/screenshots');
 
 interface IndexedPage {
@@ -15,7 +17,9 @@ interface IndexedPage {
 }
 
 let browser: Browser;
-let site: { url: string; close: () => Promise<void> };
+let site: RunningDocsServer;
+let database: TestDatabase;
+const serverErrors: unknown[] = [];
 let pages: IndexedPage[];
 
 beforeAll(async () => {
@@ -24,7 +28,17 @@ beforeAll(async () => {
   }
   pages = JSON.parse(readFileSync(path.join(clientDir, 'search-index.json'), 'utf8')).pages;
   mkdirSync(screenshots, { recursive: true });
-  site = await startStaticServer(clientDir);
+  database = await openTestDatabase();
+  // The real front server, as `npm start` runs it; a page load fetches a dozen files, so the
+  // per-client budget is raised to keep the API's rate limit out of a browser test.
+  site = await startDocsServer({
+    port: 0,
+    host: '127.0.0.1',
+    distDir,
+    db: database.db,
+    rateLimit: 100_000,
+    logError: (error) => serverErrors.push(error),
+  });
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
     args: [
@@ -43,6 +57,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await site?.close();
+  await database?.close();
+  expect(serverErrors).toEqual([]);
 });
 
 async function newPage(options: Parameters<Browser['newContext']>[0] = {}): Promise<Page> {
@@ -155,6 +171,35 @@ describe('documentation site in Chromium', () => {
     await sidebar.waitFor({ state: 'hidden' });
     const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(pageWidth).toBeLessThanOrEqual(390);
+    await page.context().close();
+  });
+
+  it('renders a published run permalink inside the site layout, theme included', async () => {
+    const bundle = {
+      version: 1,
+      workflow_id: 'wf_browser',
+      title: 'Browser test run',
+      generated_at: new Date().toISOString(),
+      totals: { nodes: 2 },
+      nodes: [
+        { execution_id: 'ex_1', target: 'hello-agent.summarize', status: 'succeeded', duration_ms: 12 },
+        { execution_id: 'ex_2', target: 'hello-agent.word_count', status: 'failed', error_message: 'boom' },
+      ],
+      edges: [{ from: 'ex_1', to: 'ex_2' }],
+    };
+    const created = await fetch(`${site.url}/api/v1/shares`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(bundle),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    const page = await newPage({ colorScheme: 'dark' });
+    await page.goto(`${site.url}/s/${id}`);
+    await expect(page.locator('main').textContent()).resolves.toContain('Browser test run');
+    await expect(page.evaluate(() => document.documentElement.dataset.theme)).resolves.toBe('dark');
+    await expect(page.locator('.site-header .search-input').isVisible()).resolves.toBe(true);
+    await page.screenshot({ path: path.join(screenshots, 'share.png'), fullPage: true });
     await page.context().close();
   });
 
