@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
 import type { Nodes } from 'mdast';
@@ -41,7 +41,8 @@ interface ScannedPage {
 
 /** Every markdown file below `dir`, as paths relative to it with forward slashes, sorted. */
 export function listMarkdownFiles(dir: string): string[] {
-  return (readdirSync(dir, { recursive: true, withFileTypes: true }) as import('node:fs').Dirent[])
+  const entries: Dirent[] = readdirSync(dir, { recursive: true, withFileTypes: true });
+  return entries
     .filter((entry) => entry.isFile() && entry.name.endsWith('.md'))
     .map((entry) => path.relative(dir, path.join(entry.parentPath, entry.name)).split(path.sep).join('/'))
     .sort();
