@@ -1,0 +1,206 @@
+import { createServer, request, type Server } from 'node:http';
+import { isProblem } from '@switchyard/shared';
+import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import type { Config } from '../src/config/config.ts';
+import { defaultConfig } from '../src/config/load-config.ts';
+import { checkApiKey, keysMatch, matchesPathPattern } from '../src/http/auth.ts';
+import { controlPlaneMigrations } from '../src/migrations/index.ts';
+
+const KEY = 's3cret-key';
+const PROTECTED = '/api/v1/discovery/capabilities';
+
+let handle: TestDatabase;
+const servers: Server[] = [];
+
+async function serve(configure: (config: Config) => void): Promise<string> {
+  const config = defaultConfig();
+  configure(config);
+  const server = createServer(createApp({ db: handle.db, config, logError: () => {} }).callback());
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  servers.push(server);
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
+let base: string;
+
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  await migrateLatest(handle.db, controlPlaneMigrations);
+  base = await serve((config) => {
+    config.api.auth = { apiKey: KEY, skipPaths: ['/api/v1/discovery/open', '/public/*'] };
+  });
+});
+
+afterAll(async () => {
+  for (const server of servers) await new Promise((done) => server.close(done));
+  await handle.close();
+});
+
+async function expectUnauthorized(response: Response, detail: RegExp): Promise<void> {
+  expect(response.status).toBe(401);
+  expect(response.headers.get('www-authenticate')).toBe('Bearer');
+  expect(response.headers.get('content-type')).toBe('application/problem+json');
+  const body = (await response.json()) as Record<string, unknown>;
+  expect(isProblem(body)).toBe(true);
+  expect(body.code).toBe('unauthorized');
+  expect(body.detail).toMatch(detail);
+  expect(JSON.stringify(body)).not.toContain(KEY);
+}
+
+describe('API-key authentication (SERVICE_API_KEY set)', () => {
+  it('answers 401 with WWW-Authenticate: Bearer when no carrier is present', async () => {
+    await expectUnauthorized(await fetch(`${base}${PROTECTED}`), /needs the API key/);
+  });
+
+  it('accepts the key in X-API-Key and refuses a wrong or empty one', async () => {
+    expect((await fetch(`${base}${PROTECTED}`, { headers: { 'X-API-Key': KEY } })).status).toBe(200);
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { 'X-API-Key': 'nope' } }),
+      /X-API-Key/,
+    );
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { 'X-API-Key': '' } }),
+      /X-API-Key/,
+    );
+  });
+
+  it('accepts the key as Authorization: Bearer and refuses a wrong one', async () => {
+    expect((await fetch(`${base}${PROTECTED}`, { headers: { Authorization: `Bearer ${KEY}` } })).status).toBe(
+      200,
+    );
+    expect(
+      (await fetch(`${base}${PROTECTED}`, { headers: { Authorization: `bearer  ${KEY}` } })).status,
+    ).toBe(200);
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { Authorization: 'Bearer wrong' } }),
+      /bearer token/,
+    );
+  });
+
+  it('accepts the key as ?api_key= and refuses a wrong or repeated one', async () => {
+    expect((await fetch(`${base}${PROTECTED}?api_key=${KEY}`)).status).toBe(200);
+    await expectUnauthorized(await fetch(`${base}${PROTECTED}?api_key=wrong`), /api_key query parameter/);
+    await expectUnauthorized(await fetch(`${base}${PROTECTED}?api_key=${KEY}&api_key=${KEY}`), /once/);
+  });
+
+  it('lets the first carrier present decide: X-API-Key, then Bearer, then api_key', async () => {
+    // A wrong X-API-Key is not rescued by a right bearer token or query key.
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}?api_key=${KEY}`, {
+        headers: { 'X-API-Key': 'wrong', Authorization: `Bearer ${KEY}` },
+      }),
+      /X-API-Key/,
+    );
+    // A wrong bearer token is not rescued by a right query key.
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}?api_key=${KEY}`, { headers: { Authorization: 'Bearer wrong' } }),
+      /bearer token/,
+    );
+    // A right higher carrier wins over a wrong lower one.
+    const response = await fetch(`${base}${PROTECTED}?api_key=wrong`, {
+      headers: { 'X-API-Key': KEY, Authorization: 'Bearer wrong' },
+    });
+    expect(response.status).toBe(200);
+  });
+
+  it('passes over an Authorization header of another scheme to the query key', async () => {
+    const basic = { Authorization: 'Basic dXNlcjpwYXNz' };
+    expect((await fetch(`${base}${PROTECTED}?api_key=${KEY}`, { headers: basic })).status).toBe(200);
+    await expectUnauthorized(await fetch(`${base}${PROTECTED}`, { headers: basic }), /Bearer scheme/);
+  });
+
+  it('protects unknown paths too, so they reveal nothing without the key', async () => {
+    await expectUnauthorized(await fetch(`${base}/api/v1/nope`), /needs the API key/);
+    const known = await fetch(`${base}/api/v1/nope`, { headers: { 'X-API-Key': KEY } });
+    expect(known.status).toBe(404);
+  });
+
+  it('never requires the key on /api/v1/health, /metrics and paths under /ui/', async () => {
+    expect((await fetch(`${base}/api/v1/health`)).status).toBe(200);
+    const metrics = await fetch(`${base}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('service_discovery_requests_total');
+    // No UI is served yet, so the open /ui/ paths answer 404 rather than 401.
+    expect((await fetch(`${base}/ui/`)).status).toBe(404);
+    expect((await fetch(`${base}/ui/nodes/x`)).status).toBe(404);
+    expect((await fetch(`${base}/ui`)).status).toBe(404);
+  });
+
+  it('keeps /api/ui/v1 (the UI data API) behind the key', async () => {
+    await expectUnauthorized(await fetch(`${base}/api/ui/v1/nodes`), /needs the API key/);
+  });
+
+  it('leaves /connector/* to connector-token auth instead of the API key', async () => {
+    const response = await fetch(`${base}/connector/reasoners`);
+    expect(response.status).not.toBe(401);
+  });
+
+  it('opens api.auth.skip_paths: exact paths and prefix/* patterns', async () => {
+    expect((await fetch(`${base}/public`)).status).toBe(404);
+    expect((await fetch(`${base}/public/a/b`)).status).toBe(404);
+    expect((await fetch(`${base}/api/v1/discovery/open`)).status).toBe(404);
+    await expectUnauthorized(await fetch(`${base}/publicity`), /needs the API key/);
+    await expectUnauthorized(await fetch(`${base}/api/v1/discovery/open/more`), /needs the API key/);
+  });
+
+  it('does not let dot segments under an open prefix reach a protected route', async () => {
+    const status = await new Promise<number>((done, fail) => {
+      const url = new URL(base);
+      const req = request(
+        { host: url.hostname, port: url.port, path: `/ui/../${PROTECTED.slice(1)}`, method: 'GET' },
+        (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', fail);
+      req.end();
+    });
+    expect(status).toBe(404);
+  });
+
+  it('refuses an oversized key without trouble', async () => {
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { 'X-API-Key': 'x'.repeat(8000) } }),
+      /X-API-Key/,
+    );
+  });
+});
+
+describe('API-key authentication off', () => {
+  it('lets every request through when SERVICE_API_KEY is unset or empty', async () => {
+    const open = await serve((config) => {
+      config.api.auth = { apiKey: undefined, skipPaths: [] };
+    });
+    expect((await fetch(`${open}${PROTECTED}`)).status).toBe(200);
+    expect((await fetch(`${open}${PROTECTED}`, { headers: { 'X-API-Key': 'anything' } })).status).toBe(200);
+    const empty = await serve((config) => {
+      config.api.auth = { apiKey: '', skipPaths: [] };
+    });
+    expect((await fetch(`${empty}${PROTECTED}`)).status).toBe(200);
+  });
+});
+
+describe('auth helpers', () => {
+  it('compares keys of any length', () => {
+    expect(keysMatch(KEY, KEY)).toBe(true);
+    expect(keysMatch(`${KEY}x`, KEY)).toBe(false);
+    expect(keysMatch('', KEY)).toBe(false);
+  });
+
+  it('matches exact paths and prefix/* patterns, ignoring one trailing slash', () => {
+    expect(matchesPathPattern('/a/b', ['/a/*'])).toBe(true);
+    expect(matchesPathPattern('/a', ['/a/*'])).toBe(true);
+    expect(matchesPathPattern('/ab', ['/a/*'])).toBe(false);
+    expect(matchesPathPattern('/x/', ['/x'])).toBe(true);
+    expect(matchesPathPattern('/x/y', ['/x'])).toBe(false);
+  });
+
+  it('checks the carriers of a raw request the same way (for WebSocket upgrades)', () => {
+    expect(checkApiKey({ headers: {}, queryKey: KEY }, KEY)).toEqual({ ok: true });
+    expect(checkApiKey({ headers: { 'x-api-key': KEY }, queryKey: 'wrong' }, KEY)).toEqual({ ok: true });
+    expect(checkApiKey({ headers: {}, queryKey: undefined }, KEY).ok).toBe(false);
+  });
+});

@@ -1,0 +1,791 @@
+import { createServer, type Server } from 'node:http';
+import { isProblem } from '@switchyard/shared';
+import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { defaultConfig } from '../src/config/load-config.ts';
+import { createInProcessEventBus, type EventBus, NODES_TOPIC } from '../src/events/index.ts';
+import { createServiceMetrics, type ServiceMetrics } from '../src/metrics/service-metrics.ts';
+import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { DiscoveryQuerySchema } from '../src/schemas/discovery.ts';
+import type { LifecycleStatus, NodeInstance } from '../src/schemas/node.ts';
+import { createDiscoveryService } from '../src/services/discovery.ts';
+import { buildCapabilityListing, wildcardMatcher } from '../src/services/discovery-catalog.ts';
+import { findInstance, updateInstanceIfRevision } from '../src/storage/nodes.ts';
+
+// ---------------------------------------------------------------------------------------------
+// A strict little XML reader: elements, attributes, text and the five entities plus character
+// references. It throws on anything malformed, so a passing parse means the document is well formed.
+
+interface XmlElement {
+  name: string;
+  attributes: Record<string, string>;
+  children: XmlElement[];
+  text: string;
+}
+
+function decodeEntities(raw: string): string {
+  if (/[<]/.test(raw)) throw new Error(`raw "<" in ${raw}`);
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: XML forbids these characters
+  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(raw)) throw new Error('control character in XML');
+  return raw.replace(/&([^;]*);|&/g, (whole, name: string | undefined) => {
+    if (name === undefined) throw new Error(`bare "&" in ${raw}`);
+    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+    if (name in named) return named[name]!;
+    const code = /^#x([0-9a-f]+)$/i.exec(name) ?? /^#(\d+)$/.exec(name);
+    if (!code) throw new Error(`unknown entity ${whole}`);
+    return String.fromCodePoint(Number.parseInt(code[1]!, name.startsWith('#x') ? 16 : 10));
+  });
+}
+
+function parseXml(source: string): XmlElement {
+  let text = source;
+  const declaration = /^<\?xml[^?]*\?>\s*/.exec(text);
+  if (declaration) text = text.slice(declaration[0].length);
+  let pos = 0;
+  const stack: XmlElement[] = [];
+  let root: XmlElement | undefined;
+  while (pos < text.length) {
+    if (text[pos] === '<') {
+      const close = /^<\/([A-Za-z_][\w.-]*)\s*>/.exec(text.slice(pos));
+      if (close) {
+        const open = stack.pop();
+        if (!open || open.name !== close[1]) throw new Error(`unexpected </${close[1]}>`);
+        pos += close[0].length;
+        continue;
+      }
+      const tag = /^<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/.exec(
+        text.slice(pos),
+      );
+      if (!tag) throw new Error(`malformed tag at ${pos}: ${text.slice(pos, pos + 40)}`);
+      const attributes: Record<string, string> = {};
+      for (const attr of tag[2]!.matchAll(/([A-Za-z_][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+        if (attr[1]! in attributes) throw new Error(`duplicate attribute ${attr[1]}`);
+        attributes[attr[1]!] = decodeEntities(attr[2] ?? attr[3] ?? '');
+      }
+      const element: XmlElement = { name: tag[1]!, attributes, children: [], text: '' };
+      if (stack.length > 0) stack.at(-1)!.children.push(element);
+      else if (root) throw new Error('second root element');
+      else root = element;
+      if (tag[3] !== '/') stack.push(element);
+      pos += tag[0].length;
+    } else {
+      const end = text.indexOf('<', pos);
+      const chunk = text.slice(pos, end === -1 ? undefined : end);
+      if (stack.length > 0) stack.at(-1)!.text += decodeEntities(chunk);
+      else if (chunk.trim() !== '') throw new Error('text outside the root element');
+      pos = end === -1 ? text.length : end;
+    }
+  }
+  if (stack.length > 0 || !root) throw new Error('unclosed elements');
+  return root;
+}
+
+function child(element: XmlElement, name: string): XmlElement | undefined {
+  return element.children.find((c) => c.name === name);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const T0 = Date.parse('2026-11-22T06:00:00.000Z');
+let now = T0;
+const clock = { now: () => now };
+
+let handle: TestDatabase;
+let server: Server;
+let base: string;
+let metrics: ServiceMetrics;
+let events: EventBus;
+
+const HOSTILE_DESCRIPTION = 'Totals <b>&amp;</b> "quotes" \'apos\' \u0001bell ]]> done';
+
+const DEEP_RESEARCH = {
+  id: 'deep_research',
+  description: 'Researches a question in depth',
+  tags: ['research', 'ML'],
+  input_schema: { type: 'object', properties: { query: { type: 'string' } } },
+  output_schema: { type: 'object', properties: { answer: { type: 'string' } } },
+  examples: [{ input: { query: 'why' }, output: { answer: 'because' } }],
+};
+
+const REGISTRATIONS = [
+  {
+    id: 'research-agent',
+    version: '1.0.0',
+    base_url: 'http://127.0.0.1:9101',
+    reasoners: [DEEP_RESEARCH, { id: 'summarize_text', tags: ['nlp'] }],
+    skills: [{ id: 'web_search', description: 'Searches the web', tags: ['web', 'research'] }],
+  },
+  {
+    id: 'research-agent',
+    version: '2.0.0',
+    base_url: 'http://127.0.0.1:9102',
+    reasoners: [{ id: 'deep_research', tags: ['research'] }],
+  },
+  {
+    id: 'billing-bot',
+    version: '1.0.0',
+    base_url: 'http://127.0.0.1:9103',
+    deployment_type: 'serverless',
+    reasoners: [
+      { id: 'invoice_total', description: HOSTILE_DESCRIPTION, tags: ['finance', '<tag & "more">'] },
+    ],
+    skills: [{ id: 'send_email', tags: ['email', 'Notify'] }],
+  },
+  { id: 'empty-agent', version: '0.1.0', base_url: 'http://127.0.0.1:9104' },
+];
+
+const STATUSES: Array<[string, string, LifecycleStatus]> = [
+  ['research-agent', '1.0.0', 'ready'],
+  ['research-agent', '2.0.0', 'degraded'],
+  ['billing-bot', '1.0.0', 'offline'],
+  // empty-agent stays `starting`, as registered.
+];
+
+async function register(body: object): Promise<void> {
+  const response = await fetch(`${base}/api/v1/nodes/register`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  expect(response.status, await response.clone().text()).toBeLessThan(300);
+}
+
+async function setStatus(nodeId: string, version: string, status: LifecycleStatus): Promise<void> {
+  const record = await findInstance(handle.db, { nodeId, version });
+  const updated = await updateInstanceIfRevision(
+    handle.db,
+    { nodeId, version },
+    record!.revision,
+    { lifecycleStatus: status },
+    new Date(now),
+  );
+  expect(updated?.lifecycleStatus).toBe(status);
+  // The node service announces its own changes; this test edits rows directly, so it announces.
+  await events.publish(NODES_TOPIC, {
+    type: 'node.status_changed',
+    node_id: nodeId,
+    version,
+    old_status: record!.lifecycleStatus,
+    new_status: status,
+    timestamp: new Date(now).toISOString(),
+  });
+}
+
+async function discover(query = '', init?: RequestInit) {
+  const response = await fetch(`${base}/api/v1/discovery/capabilities${query ? `?${query}` : ''}`, init);
+  return response;
+}
+
+async function discoverJson(query = ''): Promise<any> {
+  const response = await discover(query);
+  expect(response.status, await response.clone().text()).toBe(200);
+  return response.json();
+}
+
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  await migrateLatest(handle.db, controlPlaneMigrations);
+  metrics = createServiceMetrics();
+  events = createInProcessEventBus();
+  const config = defaultConfig();
+  server = createServer(
+    createApp({ db: handle.db, config, metrics, events, clock, logError: () => {} }).callback(),
+  );
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  for (const registration of REGISTRATIONS) await register(registration);
+  for (const [nodeId, version, status] of STATUSES) await setStatus(nodeId, version, status);
+});
+
+afterAll(async () => {
+  await new Promise((done) => server.close(done));
+  await events.close();
+  await handle.close();
+});
+
+beforeEach(() => {
+  now += 60_000; // past the cache TTL: each test starts from fresh answers
+});
+
+describe('GET /api/v1/discovery/capabilities (json)', () => {
+  it('lists every instance with the full shape, sorted by node id then version', async () => {
+    const response = await discover();
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await response.json()) as any;
+    expect(new Date(body.discovered_at).toISOString()).toBe(body.discovered_at);
+    expect(body).toMatchObject({
+      total_agents: 4,
+      total_reasoners: 4,
+      total_skills: 2,
+      pagination: { limit: 100, offset: 0, has_more: false },
+    });
+    expect(
+      body.capabilities.map((c: { agent_id: string; version: string }) => `${c.agent_id}@${c.version}`),
+    ).toEqual(['billing-bot@1.0.0', 'empty-agent@0.1.0', 'research-agent@1.0.0', 'research-agent@2.0.0']);
+    const research = body.capabilities[2];
+    expect(Object.keys(research).sort()).toEqual(
+      [
+        'agent_id',
+        'base_url',
+        'version',
+        'health_status',
+        'deployment_type',
+        'last_heartbeat',
+        'reasoners',
+        'skills',
+      ].sort(),
+    );
+    expect(research).toMatchObject({
+      agent_id: 'research-agent',
+      base_url: 'http://127.0.0.1:9101',
+      health_status: 'active',
+      deployment_type: 'long_running',
+    });
+    expect(research.last_heartbeat === null || typeof research.last_heartbeat === 'string').toBe(true);
+    expect(research.reasoners).toEqual([
+      { id: 'deep_research', tags: ['research', 'ML'], invocation_target: 'research-agent.deep_research' },
+      { id: 'summarize_text', tags: ['nlp'], invocation_target: 'research-agent.summarize_text' },
+    ]);
+    expect(research.skills).toEqual([
+      { id: 'web_search', tags: ['web', 'research'], invocation_target: 'research-agent.skill:web_search' },
+    ]);
+    expect(body.capabilities[0].deployment_type).toBe('serverless');
+  });
+
+  it('maps lifecycle states to health_status: ready→active, degraded, offline→inactive, starting→unknown', async () => {
+    const body = await discoverJson();
+    const health = Object.fromEntries(
+      body.capabilities.map((c: { agent_id: string; version: string; health_status: string }) => [
+        `${c.agent_id}@${c.version}`,
+        c.health_status,
+      ]),
+    );
+    expect(health).toEqual({
+      'billing-bot@1.0.0': 'inactive',
+      'empty-agent@0.1.0': 'unknown',
+      'research-agent@1.0.0': 'active',
+      'research-agent@2.0.0': 'degraded',
+    });
+  });
+
+  it('adds description, schemas and examples only when their include flag is true', async () => {
+    const all = await discoverJson(
+      'agent=research-agent&include_descriptions=true&include_input_schema=1&include_output_schema=yes&include_examples=TRUE',
+    );
+    const deep = all.capabilities[0].reasoners[0];
+    expect(deep.description).toBe('Researches a question in depth');
+    expect(deep.input_schema).toEqual(DEEP_RESEARCH.input_schema);
+    expect(deep.output_schema).toEqual(DEEP_RESEARCH.output_schema);
+    expect(deep.examples).toEqual(DEEP_RESEARCH.examples);
+    // Absent in the registration: absent in the answer, even with the flag.
+    expect('description' in all.capabilities[0].reasoners[1]).toBe(false);
+    expect(all.capabilities[0].skills[0].description).toBe('Searches the web');
+
+    for (const flag of [
+      'include_descriptions',
+      'include_input_schema',
+      'include_output_schema',
+      'include_examples',
+    ]) {
+      const one = await discoverJson(`agent=research-agent&${flag}=true`);
+      const keys = Object.keys(one.capabilities[0].reasoners[0]).sort();
+      const field = flag.replace('include_', '').replace('descriptions', 'description');
+      expect(keys).toEqual(['id', 'invocation_target', 'tags', field].sort());
+      const off = await discoverJson(`agent=research-agent&${flag}=false`);
+      expect(Object.keys(off.capabilities[0].reasoners[0]).sort()).toEqual([
+        'id',
+        'invocation_target',
+        'tags',
+      ]);
+    }
+  });
+});
+
+describe('discovery filters', () => {
+  const ids = (body: { capabilities: Array<{ agent_id: string; version: string }> }) =>
+    body.capabilities.map((c) => `${c.agent_id}@${c.version}`);
+  const functions = (body: {
+    capabilities: Array<{
+      agent_id: string;
+      reasoners: Array<{ id: string }>;
+      skills: Array<{ id: string }>;
+    }>;
+  }) =>
+    body.capabilities.flatMap((c) => [
+      ...c.reasoners.map((r) => r.id),
+      ...c.skills.map((s) => `skill:${s.id}`),
+    ]);
+
+  it('filters by agent id, exactly or with a wildcard, ignoring case', async () => {
+    expect(ids(await discoverJson('agent=billing-bot'))).toEqual(['billing-bot@1.0.0']);
+    expect(ids(await discoverJson('agent=BILLING-BOT'))).toEqual(['billing-bot@1.0.0']);
+    expect(ids(await discoverJson('agent=billing'))).toEqual([]);
+    expect(ids(await discoverJson('agent=research*'))).toEqual([
+      'research-agent@1.0.0',
+      'research-agent@2.0.0',
+    ]);
+    expect(ids(await discoverJson('agent=*-agent'))).toEqual([
+      'empty-agent@0.1.0',
+      'research-agent@1.0.0',
+      'research-agent@2.0.0',
+    ]);
+    expect(ids(await discoverJson('agent=*ll*'))).toEqual(['billing-bot@1.0.0']);
+  });
+
+  it('merges agent, node_id, agent_ids and node_ids into one any-of filter', async () => {
+    expect(ids(await discoverJson('node_id=empty-agent'))).toEqual(['empty-agent@0.1.0']);
+    expect(ids(await discoverJson('agent_ids=empty-agent,%20billing-bot%20'))).toEqual([
+      'billing-bot@1.0.0',
+      'empty-agent@0.1.0',
+    ]);
+    expect(ids(await discoverJson('agent=empty-agent&node_ids=billing-bot'))).toEqual([
+      'billing-bot@1.0.0',
+      'empty-agent@0.1.0',
+    ]);
+  });
+
+  it('filters reasoners with every wildcard form and leaves skills out', async () => {
+    const contains = await discoverJson('reasoner=*research*');
+    expect(ids(contains)).toEqual(['research-agent@1.0.0', 'research-agent@2.0.0']);
+    expect(functions(contains)).toEqual(['deep_research', 'deep_research']);
+    expect(contains.total_reasoners).toBe(2);
+    expect(contains.total_skills).toBe(0);
+    expect(functions(await discoverJson('reasoner=summ*'))).toEqual(['summarize_text']);
+    expect(functions(await discoverJson('reasoner=*_TOTAL'))).toEqual(['invoice_total']);
+    expect(functions(await discoverJson('reasoner=deep_research&agent=research-agent'))).toEqual([
+      'deep_research',
+      'deep_research',
+    ]);
+    expect(functions(await discoverJson('reasoner=deep'))).toEqual([]);
+    expect(functions(await discoverJson('reasoner=*'))).toEqual([
+      'invoice_total',
+      'deep_research',
+      'summarize_text',
+      'deep_research',
+    ]);
+  });
+
+  it('filters skills and leaves reasoners out; both together select each kind', async () => {
+    const skills = await discoverJson('skill=*e*');
+    expect(functions(skills)).toEqual(['skill:send_email', 'skill:web_search']);
+    expect(skills.total_reasoners).toBe(0);
+    expect(functions(await discoverJson('skill=web_*'))).toEqual(['skill:web_search']);
+    expect(functions(await discoverJson('reasoner=invoice*&skill=*search'))).toEqual([
+      'invoice_total',
+      'skill:web_search',
+    ]);
+  });
+
+  it('filters by tags: comma-separated, any of them, with wildcards, ignoring case', async () => {
+    expect(functions(await discoverJson('tags=research'))).toEqual([
+      'deep_research',
+      'skill:web_search',
+      'deep_research',
+    ]);
+    expect(functions(await discoverJson('tags=ml'))).toEqual(['deep_research']);
+    expect(functions(await discoverJson('tags=finance,nlp'))).toEqual(['invoice_total', 'summarize_text']);
+    expect(functions(await discoverJson('tags=noti*'))).toEqual(['skill:send_email']);
+    expect(functions(await discoverJson('tags=*%26*'))).toEqual(['invoice_total']);
+    expect(ids(await discoverJson('tags=nothing-has-this'))).toEqual([]);
+  });
+
+  it('filters by each health_status', async () => {
+    expect(ids(await discoverJson('health_status=active'))).toEqual(['research-agent@1.0.0']);
+    expect(ids(await discoverJson('health_status=degraded'))).toEqual(['research-agent@2.0.0']);
+    expect(ids(await discoverJson('health_status=inactive'))).toEqual(['billing-bot@1.0.0']);
+    expect(ids(await discoverJson('health_status=unknown'))).toEqual(['empty-agent@0.1.0']);
+    expect(ids(await discoverJson('health_status=ACTIVE'))).toEqual(['research-agent@1.0.0']);
+  });
+
+  it('combines filters with AND and drops instances left without functions', async () => {
+    const both = await discoverJson('agent=research-agent&tags=research&health_status=active');
+    expect(ids(both)).toEqual(['research-agent@1.0.0']);
+    expect(functions(both)).toEqual(['deep_research', 'skill:web_search']);
+    expect(ids(await discoverJson('reasoner=deep_research&health_status=inactive'))).toEqual([]);
+    // Without a function filter, an instance with no functions is still listed.
+    expect(ids(await discoverJson('health_status=unknown'))).toEqual(['empty-agent@0.1.0']);
+    expect(ids(await discoverJson('tags=*&agent=empty-agent'))).toEqual([]);
+  });
+
+  it('pages over instances with limit and offset; totals count the whole result', async () => {
+    const first = await discoverJson('limit=3');
+    expect(ids(first)).toEqual(['billing-bot@1.0.0', 'empty-agent@0.1.0', 'research-agent@1.0.0']);
+    expect(first.pagination).toEqual({ limit: 3, offset: 0, has_more: true });
+    expect(first.total_agents).toBe(4);
+    const second = await discoverJson('limit=3&offset=3');
+    expect(ids(second)).toEqual(['research-agent@2.0.0']);
+    expect(second.pagination).toEqual({ limit: 3, offset: 3, has_more: false });
+    const beyond = await discoverJson('offset=50');
+    expect(beyond.capabilities).toEqual([]);
+    expect(beyond.pagination.has_more).toBe(false);
+    expect(beyond.total_agents).toBe(4);
+  });
+});
+
+describe('discovery formats', () => {
+  it('answers compact: discovered_at and flat reasoners and skills with id, agent_id, target, tags', async () => {
+    const response = await discover('format=compact&include_descriptions=true');
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const body = (await response.json()) as any;
+    expect(Object.keys(body).sort()).toEqual(['discovered_at', 'pagination', 'reasoners', 'skills']);
+    expect(body.reasoners).toContainEqual({
+      id: 'deep_research',
+      agent_id: 'research-agent',
+      target: 'research-agent.deep_research',
+      tags: ['research', 'ML'],
+    });
+    expect(body.skills).toEqual([
+      {
+        id: 'send_email',
+        agent_id: 'billing-bot',
+        target: 'billing-bot.skill:send_email',
+        tags: ['email', 'Notify'],
+      },
+      {
+        id: 'web_search',
+        agent_id: 'research-agent',
+        target: 'research-agent.skill:web_search',
+        tags: ['web', 'research'],
+      },
+    ]);
+    expect(body.reasoners).toHaveLength(4);
+  });
+
+  it('answers xml: a discovery root, a summary with totals, agents holding reasoners and skills', async () => {
+    const response = await discover('format=xml&include_descriptions=true');
+    expect(response.headers.get('content-type')).toBe('application/xml; charset=utf-8');
+    const text = await response.text();
+    expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    const root = parseXml(text);
+    expect(root.name).toBe('discovery');
+    expect(new Date(root.attributes.discovered_at!).toISOString()).toBe(root.attributes.discovered_at);
+    expect(child(root, 'summary')!.attributes).toEqual({
+      total_agents: '4',
+      total_reasoners: '4',
+      total_skills: '2',
+      limit: '100',
+      offset: '0',
+      has_more: 'false',
+    });
+    const agents = child(root, 'capabilities')!.children;
+    expect(agents.map((a) => `${a.name}:${a.attributes.id}@${a.attributes.version}`)).toEqual([
+      'agent:billing-bot@1.0.0',
+      'agent:empty-agent@0.1.0',
+      'agent:research-agent@1.0.0',
+      'agent:research-agent@2.0.0',
+    ]);
+    const research = agents[2]!;
+    expect(research.attributes).toMatchObject({ base_url: 'http://127.0.0.1:9101', health_status: 'active' });
+    expect(research.children.map((c) => `${c.name}:${c.attributes.id}:${c.attributes.target}`)).toEqual([
+      'reasoner:deep_research:research-agent.deep_research',
+      'reasoner:summarize_text:research-agent.summarize_text',
+      'skill:web_search:research-agent.skill:web_search',
+    ]);
+    const deep = research.children[0]!;
+    expect(child(deep, 'description')!.text).toBe('Researches a question in depth');
+    expect(child(deep, 'tags')!.children.map((t) => [t.name, t.text])).toEqual([
+      ['tag', 'research'],
+      ['tag', 'ML'],
+    ]);
+  });
+
+  it('escapes hostile text in xml and replaces characters XML cannot carry', async () => {
+    const text = await (await discover('format=xml&agent=billing-bot&include_descriptions=true')).text();
+    const invoice = child(child(parseXml(text), 'capabilities')!.children[0]!, 'reasoner')!;
+    expect(child(invoice, 'description')!.text).toBe(HOSTILE_DESCRIPTION.replace('\u0001', '\uFFFD'));
+    expect(child(invoice, 'tags')!.children.map((t) => t.text)).toEqual(['finance', '<tag & "more">']);
+  });
+
+  it('carries schemas and examples in xml as JSON text when asked', async () => {
+    const text = await (
+      await discover(
+        'format=xml&reasoner=deep_research&agent=research-agent&include_input_schema=true&include_examples=true',
+      )
+    ).text();
+    const agents = child(parseXml(text), 'capabilities')!.children;
+    const deep = child(agents[0]!, 'reasoner')!;
+    expect(JSON.parse(child(deep, 'input_schema')!.text)).toEqual(DEEP_RESEARCH.input_schema);
+    expect(JSON.parse(child(deep, 'examples')!.text)).toEqual(DEEP_RESEARCH.examples);
+    expect(child(deep, 'output_schema')).toBeUndefined();
+    expect(child(deep, 'description')).toBeUndefined();
+  });
+
+  // Every parameter in every format: the three formats must list the same functions.
+  const QUERIES = [
+    '',
+    'agent=research-agent',
+    'node_id=billing-bot',
+    'agent_ids=billing-bot,empty-agent',
+    'node_ids=research*',
+    'reasoner=*research*',
+    'reasoner=summ*',
+    'skill=*search',
+    'tags=research,finance',
+    'health_status=active',
+    'health_status=inactive',
+    'health_status=degraded',
+    'health_status=unknown',
+    'include_descriptions=true&include_input_schema=true&include_output_schema=true&include_examples=true',
+    'limit=1&offset=1',
+    'limit=2',
+    'agent=research*&tags=*&health_status=degraded',
+  ];
+  for (const query of QUERIES) {
+    it(`lists the same functions in json, compact and xml for "${query || '(no parameters)'}"`, async () => {
+      const json = await discoverJson(query);
+      const fromJson = json.capabilities.flatMap(
+        (c: {
+          reasoners: Array<{ invocation_target: string }>;
+          skills: Array<{ invocation_target: string }>;
+        }) => [...c.reasoners.map((r) => r.invocation_target), ...c.skills.map((s) => s.invocation_target)],
+      );
+      const compact = await discoverJson(`${query}&format=compact`);
+      const fromCompact = [
+        ...compact.reasoners.map((r: { target: string }) => r.target),
+        ...compact.skills.map((s: { target: string }) => s.target),
+      ];
+      expect(compact.pagination).toEqual(json.pagination);
+      const xml = parseXml(await (await discover(`${query}&format=xml`)).text());
+      const fromXml = child(xml, 'capabilities')!.children.flatMap((agent) =>
+        agent.children.map((fn) => fn.attributes.target!),
+      );
+      expect(child(xml, 'summary')!.attributes.total_agents).toBe(String(json.total_agents));
+      expect(child(xml, 'capabilities')!.children.length).toBe(json.capabilities.length);
+      expect([...fromCompact].sort()).toEqual([...fromJson].sort());
+      expect([...fromXml].sort()).toEqual([...fromJson].sort());
+    });
+  }
+});
+
+describe('discovery input errors', () => {
+  const BAD: Array<[string, string]> = [
+    ['format=yaml', 'format'],
+    ['health_status=broken', 'health_status'],
+    ['limit=0', 'limit'],
+    ['limit=501', 'limit'],
+    ['limit=-1', 'limit'],
+    ['limit=ten', 'limit'],
+    ['limit=1.5', 'limit'],
+    ['offset=-1', 'offset'],
+    ['offset=99999999999999999999', 'offset'],
+    ['include_descriptions=maybe', 'include_descriptions'],
+    ['include_input_schema=2', 'include_input_schema'],
+    ['include_output_schema=on', 'include_output_schema'],
+    ['include_examples=perhaps', 'include_examples'],
+    ['reasoner=de*ep', 'reasoner'],
+    ['skill=a*b*', 'skill'],
+    [`agent=${'a'.repeat(201)}`, 'agent'],
+    [`tags=${Array.from({ length: 51 }, (_, i) => `t${i}`).join(',')}`, 'tags'],
+    ['format=json&format=xml', 'format'],
+    ['agent=a&agent=b', 'agent'],
+  ];
+  for (const [query, parameter] of BAD) {
+    it(`answers 400 invalid_request naming ${parameter} for "${query.slice(0, 60)}"`, async () => {
+      const response = await discover(query);
+      expect(response.status).toBe(400);
+      expect(response.headers.get('content-type')).toBe('application/problem+json');
+      const body = (await response.json()) as any;
+      expect(isProblem(body)).toBe(true);
+      expect(body.code).toBe('invalid_request');
+      expect(body.detail).toContain(`${parameter}:`);
+      expect(body.errors.map((e: { field: string }) => e.field)).toContain(parameter);
+    });
+  }
+
+  it('reads an empty parameter as absent', async () => {
+    const body = await discoverJson('agent=&reasoner=&include_descriptions=&format=&limit=');
+    expect(body.total_agents).toBe(4);
+    expect(body.pagination.limit).toBe(100);
+    expect('description' in body.capabilities[2].reasoners[0]).toBe(false);
+  });
+
+  it('ignores unknown parameters such as api_key and cache busters', async () => {
+    const body = await discoverJson('api_key=whatever&_=12345&agent=billing-bot');
+    expect(body.total_agents).toBe(1);
+  });
+
+  it('answers 405 for other methods', async () => {
+    const response = await discover('', { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('discovery cache and metrics', () => {
+  it('serves a repeated query from cache and counts hits and misses', async () => {
+    const hits = metrics.discoveryCacheHitsTotal.get();
+    const misses = metrics.discoveryCacheMissesTotal.get();
+    const first = await discover('agent=research*&format=compact');
+    expect(first.headers.get('x-discovery-cache')).toBe('miss');
+    const firstBody = await first.text();
+    now += 29_000;
+    const second = await discover('format=compact&agent=RESEARCH*');
+    expect(second.headers.get('x-discovery-cache')).toBe('hit');
+    expect(await second.text()).toBe(firstBody);
+    expect(metrics.discoveryCacheHitsTotal.get()).toBe(hits + 1);
+    expect(metrics.discoveryCacheMissesTotal.get()).toBe(misses + 1);
+  });
+
+  it('keys the cache by the whole normalized query', async () => {
+    expect((await discover('tags=b,a')).headers.get('x-discovery-cache')).toBe('miss');
+    expect((await discover('tags=a,b,a')).headers.get('x-discovery-cache')).toBe('hit');
+    expect((await discover('tags=a,b&format=xml')).headers.get('x-discovery-cache')).toBe('miss');
+    expect((await discover('tags=a,b&limit=5')).headers.get('x-discovery-cache')).toBe('miss');
+  });
+
+  it('expires an answer after the TTL (30 s)', async () => {
+    expect((await discover('agent=empty-agent')).headers.get('x-discovery-cache')).toBe('miss');
+    now += 30_000;
+    expect((await discover('agent=empty-agent')).headers.get('x-discovery-cache')).toBe('miss');
+  });
+
+  it('is cleared by a registration, so a new agent shows at once', async () => {
+    expect((await discoverJson('agent=late-agent')).total_agents).toBe(0);
+    await register({ id: 'late-agent', version: '1.0.0', base_url: 'http://127.0.0.1:9105' });
+    const response = await discover('agent=late-agent');
+    expect(response.headers.get('x-discovery-cache')).toBe('miss');
+    expect(((await response.json()) as any).total_agents).toBe(1);
+  });
+
+  it('is cleared by a status change event on the nodes topic', async () => {
+    expect((await discoverJson('agent=empty-agent')).capabilities[0].health_status).toBe('unknown');
+    await setStatus('empty-agent', '0.1.0', 'ready');
+    const response = await discover('agent=empty-agent');
+    expect(response.headers.get('x-discovery-cache')).toBe('miss');
+    expect(((await response.json()) as any).capabilities[0].health_status).toBe('active');
+    await setStatus('empty-agent', '0.1.0', 'starting');
+  });
+
+  it('counts requests per format and status, durations per format, and filter usage', async () => {
+    const before = {
+      xmlOk: metrics.discoveryRequestsTotal.get({ format: 'xml', status: 'success' }),
+      compactErr: metrics.discoveryRequestsTotal.get({ format: 'compact', status: 'error' }),
+      jsonErr: metrics.discoveryRequestsTotal.get({ format: 'json', status: 'error' }),
+      xmlTimed: metrics.discoveryRequestDurationSeconds.count({ format: 'xml' }),
+      tag: metrics.discoveryFilterUsageTotal.get({ filter_type: 'tag' }),
+      reasoner: metrics.discoveryFilterUsageTotal.get({ filter_type: 'reasoner' }),
+      agent: metrics.discoveryFilterUsageTotal.get({ filter_type: 'agent' }),
+      skill: metrics.discoveryFilterUsageTotal.get({ filter_type: 'skill' }),
+      health: metrics.discoveryFilterUsageTotal.get({ filter_type: 'health_status' }),
+    };
+    await discover('format=xml&tags=web&reasoner=x*');
+    await discover('format=xml&tags=web&reasoner=x*'); // cached: still a request, still filter usage
+    await discover('format=compact&limit=0');
+    await discover('format=nonsense');
+    await discover('agent=a&skill=b&health_status=active');
+    expect(metrics.discoveryRequestsTotal.get({ format: 'xml', status: 'success' })).toBe(before.xmlOk + 2);
+    expect(metrics.discoveryRequestsTotal.get({ format: 'compact', status: 'error' })).toBe(
+      before.compactErr + 1,
+    );
+    expect(metrics.discoveryRequestsTotal.get({ format: 'json', status: 'error' })).toBe(before.jsonErr + 1);
+    expect(metrics.discoveryRequestDurationSeconds.count({ format: 'xml' })).toBe(before.xmlTimed + 2);
+    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'tag' })).toBe(before.tag + 2);
+    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'reasoner' })).toBe(before.reasoner + 2);
+    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'agent' })).toBe(before.agent + 1);
+    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'skill' })).toBe(before.skill + 1);
+    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'health_status' })).toBe(before.health + 1);
+    const exposition = await (await fetch(`${base}/metrics`)).text();
+    expect(exposition).toMatch(
+      /^service_discovery_requests_total\{format="xml",status="success"\} [1-9]\d*$/m,
+    );
+    expect(exposition).not.toContain('nonsense');
+  });
+
+  it('reports the cache in the health check with entries and age', async () => {
+    await discover('agent=billing-bot');
+    now += 12_000;
+    const body = (await (await fetch(`${base}/api/v1/health`)).json()) as any;
+    expect(body.checks.storage.status).toBe('healthy');
+    expect(body.checks.cache).toMatchObject({ status: 'healthy', entries: expect.any(Number) });
+    expect(body.checks.cache.entries).toBeGreaterThanOrEqual(1);
+    expect(body.checks.cache.oldest_age_seconds).toBeGreaterThanOrEqual(12);
+    expect(body.checks.cache.message).toMatch(
+      /discovery cache: \d+ entr(y|ies), oldest \d+\.\d s old \(ttl 30 s\)/,
+    );
+    expect(typeof body.checks.cache.response_time).toBe('number');
+    now += 60_000;
+    const emptied = (await (await fetch(`${base}/api/v1/health`)).json()) as any;
+    expect(emptied.checks.cache).toMatchObject({ entries: 0, oldest_age_seconds: null });
+  });
+});
+
+describe('discovery service', () => {
+  function instance(overrides: Partial<NodeInstance>): NodeInstance {
+    return {
+      nodeId: 'a',
+      version: '1',
+      baseUrl: 'http://127.0.0.1:1',
+      publicUrl: null,
+      deploymentType: 'long_running',
+      tags: [],
+      metadata: {},
+      reasoners: [],
+      skills: [],
+      lifecycleStatus: 'ready',
+      trafficWeight: 100,
+      lastHeartbeat: null,
+      registeredAt: '2026-11-22T00:00:00.000Z',
+      updatedAt: '2026-11-22T00:00:00.000Z',
+      ...overrides,
+    };
+  }
+
+  it('does not cache an answer read before an invalidation that arrived meanwhile', async () => {
+    let release: () => void = () => {};
+    let calls = 0;
+    const service = createDiscoveryService({
+      listInstances: async () => {
+        calls += 1;
+        if (calls === 1) await new Promise<void>((done) => (release = done));
+        return [instance({})];
+      },
+      metrics: createServiceMetrics(),
+      cacheTtlMs: 30_000,
+      clock,
+    });
+    const query = DiscoveryQuerySchema.parse({});
+    const pending = service.discover(query);
+    await new Promise((done) => setImmediate(done));
+    service.invalidate();
+    release();
+    expect((await pending).cached).toBe(false);
+    expect((await service.discover(query)).cached).toBe(false);
+    expect((await service.discover(query)).cached).toBe(true);
+    expect(calls).toBe(2);
+  });
+
+  it('never caches with a TTL of 0', async () => {
+    let calls = 0;
+    const service = createDiscoveryService({
+      listInstances: async () => {
+        calls += 1;
+        return [];
+      },
+      metrics: createServiceMetrics(),
+      cacheTtlMs: 0,
+      clock,
+    });
+    const query = DiscoveryQuerySchema.parse({ format: 'xml' });
+    await service.discover(query);
+    expect((await service.discover(query)).cached).toBe(false);
+    expect(calls).toBe(2);
+  });
+
+  it('orders versions numerically and keeps a listing of any size within the page', () => {
+    const instances = ['10.0.0', '9.1.0', '9.0.0'].map((version) => instance({ version }));
+    const listing = buildCapabilityListing(instances, DiscoveryQuerySchema.parse({ limit: '2' }), 'now');
+    expect(listing.capabilities.map((c) => c.version)).toEqual(['9.0.0', '9.1.0']);
+    expect(listing.pagination.has_more).toBe(true);
+  });
+
+  it('matches wildcards: contains, prefix, suffix, exact, and * alone', () => {
+    expect(wildcardMatcher('*ear*')('deep_research')).toBe(true);
+    expect(wildcardMatcher('deep*')('deep_research')).toBe(true);
+    expect(wildcardMatcher('*search')('deep_research')).toBe(true);
+    expect(wildcardMatcher('deep_research')('Deep_Research')).toBe(true);
+    expect(wildcardMatcher('deep')('deep_research')).toBe(false);
+    expect(wildcardMatcher('*')('anything')).toBe(true);
+    expect(wildcardMatcher('**')('')).toBe(true);
+  });
+});

@@ -1,0 +1,239 @@
+import { createServer, type Server } from 'node:http';
+import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { Counter, DEFAULT_BUCKETS, Histogram, MetricsRegistry } from '../src/metrics/registry.ts';
+import { createServiceMetrics, type ServiceMetrics } from '../src/metrics/service-metrics.ts';
+import { controlPlaneMigrations } from '../src/migrations/index.ts';
+
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+interface Exposition {
+  help: Map<string, string>;
+  types: Map<string, string>;
+  samples: Sample[];
+}
+
+/** A strict reader of the text format 0.0.4: throws on any line it does not understand. */
+function parseExposition(text: string): Exposition {
+  const help = new Map<string, string>();
+  const types = new Map<string, string>();
+  const samples: Sample[] = [];
+  if (!text.endsWith('\n')) throw new Error('exposition must end with a line feed');
+  for (const line of text.slice(0, -1).split('\n')) {
+    let m = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
+    if (m) {
+      if (help.has(m[1]!)) throw new Error(`duplicate HELP for ${m[1]}`);
+      help.set(m[1]!, m[2]!.replace(/\\n/g, '\n').replace(/\\\\/g, '\\'));
+      continue;
+    }
+    m = /^# TYPE ([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary|untyped)$/.exec(line);
+    if (m) {
+      if (types.has(m[1]!)) throw new Error(`duplicate TYPE for ${m[1]}`);
+      types.set(m[1]!, m[2]!);
+      continue;
+    }
+    m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) throw new Error(`unparseable line: ${line}`);
+    const labels: Record<string, string> = {};
+    let rest = m[2] ?? '';
+    while (rest.length > 0) {
+      const label = /^([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"(,|$)/.exec(rest);
+      if (!label) throw new Error(`bad labels in: ${line}`);
+      labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
+      rest = rest.slice(label[0].length);
+    }
+    const raw = m[3]!;
+    const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw);
+    if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`bad value in: ${line}`);
+    samples.push({ name: m[1]!, labels, value });
+  }
+  return { help, types, samples };
+}
+
+function seriesOf(exposition: Exposition, name: string): Sample[] {
+  return exposition.samples.filter((s) => s.name === name);
+}
+
+let handle: TestDatabase;
+let server: Server;
+let base: string;
+let metrics: ServiceMetrics;
+
+beforeAll(async () => {
+  handle = await openTestDatabase();
+  await migrateLatest(handle.db, controlPlaneMigrations);
+  metrics = createServiceMetrics();
+  server = createServer(createApp({ db: handle.db, metrics, logError: () => {} }).callback());
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+
+afterAll(async () => {
+  await new Promise((done) => server.close(done));
+  await handle.close();
+});
+
+const SPEC_METRICS: Array<[string, string, string[]]> = [
+  ['service_executions_total', 'counter', ['node', 'type', 'status']],
+  ['service_execution_duration_seconds', 'histogram', []],
+  ['service_memory_operations_total', 'counter', ['type', 'scope']],
+  ['service_workflow_dag_depth', 'histogram', []],
+  ['service_queue_depth', 'gauge', []],
+  ['service_discovery_requests_total', 'counter', ['format', 'status']],
+  ['service_discovery_request_duration_seconds', 'histogram', ['format']],
+  ['service_discovery_cache_hits_total', 'counter', []],
+  ['service_discovery_cache_misses_total', 'counter', []],
+  ['service_discovery_filter_usage_total', 'counter', ['filter_type']],
+];
+
+describe('GET /metrics', () => {
+  it('answers the text exposition format 0.0.4 with every metric of the spec', async () => {
+    const response = await fetch(`${base}/metrics`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    const exposition = parseExposition(await response.text());
+    for (const [name, type] of SPEC_METRICS) {
+      expect(exposition.types.get(name), name).toBe(type);
+      expect(exposition.help.get(name), name).toMatch(/\w/);
+    }
+    expect([...exposition.types.keys()].sort()).toEqual(SPEC_METRICS.map(([n]) => n).sort());
+  });
+
+  it('shows label-free series and known discovery label sets at zero from the start', async () => {
+    const fresh = createServiceMetrics();
+    const exposition = parseExposition(fresh.registry.render());
+    for (const name of [
+      'service_discovery_cache_hits_total',
+      'service_discovery_cache_misses_total',
+      'service_queue_depth',
+    ]) {
+      expect(seriesOf(exposition, name), name).toEqual([{ name, labels: {}, value: 0 }]);
+    }
+    for (const name of ['service_execution_duration_seconds', 'service_workflow_dag_depth']) {
+      expect(seriesOf(exposition, `${name}_count`)).toEqual([
+        { name: `${name}_count`, labels: {}, value: 0 },
+      ]);
+      expect(seriesOf(exposition, `${name}_sum`)).toEqual([{ name: `${name}_sum`, labels: {}, value: 0 }]);
+      expect(seriesOf(exposition, `${name}_bucket`).at(-1)).toEqual({
+        name: `${name}_bucket`,
+        labels: { le: '+Inf' },
+        value: 0,
+      });
+    }
+    const requests = seriesOf(exposition, 'service_discovery_requests_total');
+    expect(requests.map((s) => `${s.labels.format}/${s.labels.status}`).sort()).toEqual([
+      'compact/error',
+      'compact/success',
+      'json/error',
+      'json/success',
+      'xml/error',
+      'xml/success',
+    ]);
+    expect(requests.every((s) => s.value === 0)).toBe(true);
+    const durations = seriesOf(exposition, 'service_discovery_request_duration_seconds_count');
+    expect(durations.map((s) => s.labels.format).sort()).toEqual(['compact', 'json', 'xml']);
+    const filters = seriesOf(exposition, 'service_discovery_filter_usage_total');
+    expect(filters.map((s) => s.labels.filter_type).sort()).toEqual([
+      'agent',
+      'health_status',
+      'reasoner',
+      'skill',
+      'tag',
+    ]);
+    // Execution and memory label values are not known in advance: declared, no series yet.
+    expect(seriesOf(exposition, 'service_executions_total')).toEqual([]);
+    expect(exposition.types.get('service_memory_operations_total')).toBe('counter');
+  });
+
+  it('carries every label of the spec once a series exists', async () => {
+    metrics.executionsTotal.inc({ node: 'agent-a', type: 'reasoner', status: 'succeeded' });
+    metrics.memoryOperationsTotal.inc({ type: 'set', scope: 'global' }, 2);
+    metrics.executionDurationSeconds.observe(0.3);
+    metrics.workflowDagDepth.observe(3);
+    metrics.queueDepth.set(4);
+    const exposition = parseExposition(await (await fetch(`${base}/metrics`)).text());
+    for (const [name, type, labelNames] of SPEC_METRICS) {
+      const sampleName = type === 'histogram' ? `${name}_count` : name;
+      const series = seriesOf(exposition, sampleName);
+      expect(series.length, name).toBeGreaterThan(0);
+      for (const sample of series)
+        expect(Object.keys(sample.labels).sort(), name).toEqual([...labelNames].sort());
+    }
+    expect(seriesOf(exposition, 'service_executions_total')).toEqual([
+      {
+        name: 'service_executions_total',
+        labels: { node: 'agent-a', type: 'reasoner', status: 'succeeded' },
+        value: 1,
+      },
+    ]);
+    expect(seriesOf(exposition, 'service_memory_operations_total')[0]!.value).toBe(2);
+    expect(seriesOf(exposition, 'service_queue_depth')[0]!.value).toBe(4);
+    const depth = seriesOf(exposition, 'service_workflow_dag_depth_bucket');
+    expect(depth.find((s) => s.labels.le === '2')!.value).toBe(0);
+    expect(depth.find((s) => s.labels.le === '3')!.value).toBe(1);
+  });
+
+  it('needs no API key and is not cached', async () => {
+    const response = await fetch(`${base}/metrics`);
+    expect(response.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('answers 405 for other methods', async () => {
+    const response = await fetch(`${base}/metrics`, { method: 'POST' });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('metrics registry', () => {
+  it('escapes label values and help text per the format', () => {
+    const registry = new MetricsRegistry();
+    const counter = registry.register(
+      new Counter({ name: 'test_total', help: 'line one\nback\\slash', labelNames: ['node'] as const }),
+    );
+    const hostile = 'a"b\\c\nd}{,e="x"';
+    counter.inc({ node: hostile });
+    const text = registry.render();
+    expect(text).toContain('# HELP test_total line one\\nback\\\\slash');
+    expect(text).toContain('test_total{node="a\\"b\\\\c\\nd}{,e=\\"x\\""} 1');
+    const exposition = parseExposition(text);
+    expect(exposition.samples[0]!.labels.node).toBe(hostile);
+    expect(exposition.help.get('test_total')).toBe('line one\nback\\slash');
+  });
+
+  it('keeps histogram buckets cumulative with +Inf, sum and count', () => {
+    const registry = new MetricsRegistry();
+    const histogram = registry.register(
+      new Histogram({ name: 'test_seconds', help: 'h', labelNames: ['format'] as const }),
+    );
+    for (const value of [0.001, 0.02, 0.02, 3, 99]) histogram.observe({ format: 'json' }, value);
+    const exposition = parseExposition(registry.render());
+    const buckets = seriesOf(exposition, 'test_seconds_bucket');
+    expect(buckets.map((b) => b.labels.le)).toEqual([...DEFAULT_BUCKETS.map(String), '+Inf']);
+    expect(buckets.map((b) => b.value)).toEqual([1, 1, 3, 3, 3, 3, 3, 3, 3, 4, 4, 5]);
+    expect(buckets.every((b) => b.labels.format === 'json')).toBe(true);
+    expect(seriesOf(exposition, 'test_seconds_count')[0]!.value).toBe(5);
+    expect(seriesOf(exposition, 'test_seconds_sum')[0]!.value).toBeCloseTo(102.041);
+  });
+
+  it('refuses misuse: negative increments, unknown or missing labels, bad names, duplicates', () => {
+    const registry = new MetricsRegistry();
+    const counter = registry.register(
+      new Counter({ name: 'x_total', help: 'x', labelNames: ['a'] as const }),
+    );
+    expect(() => counter.inc({ a: '1' }, -1)).toThrow(/cannot decrease/);
+    expect(() => counter.inc({ b: '1' } as never)).toThrow(/no label b/);
+    expect(() => counter.inc({} as never)).toThrow(/needs label a/);
+    expect(() => new Counter({ name: 'bad-name', help: 'x' })).toThrow(/invalid metric name/);
+    expect(() => new Histogram({ name: 'h', help: 'x', labelNames: ['le'] as const })).toThrow(/reserved/);
+    expect(() => registry.register(new Counter({ name: 'x_total', help: 'x' }))).toThrow(
+      /already registered/,
+    );
+    expect(() => new Histogram({ name: 'h2', help: 'x' }).observe(Number.NaN)).toThrow(/cannot observe/);
+  });
+});
