@@ -1,0 +1,196 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ConfigError, defaultConfig, STORED_CONFIG_NAME } from '../src/config/load-config.ts';
+import { startServer } from '../src/server.ts';
+import { putStoredConfig } from '../src/storage/configs.ts';
+
+const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname;
+
+let dir: string;
+/** A PostgreSQL database of this file's own when DATABASE_URL is set; embedded PGlite otherwise. */
+let databaseUrl: string | undefined;
+let dropDatabase: () => Promise<void> = async () => {};
+
+async function adminQuery(url: string, sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sy-server-'));
+  const admin = process.env.DATABASE_URL;
+  if (admin) {
+    const name = `sy_server_${randomBytes(6).toString('hex')}`;
+    await adminQuery(admin, `create database ${name}`);
+    const url = new URL(admin);
+    url.pathname = `/${name}`;
+    databaseUrl = url.toString();
+    dropDatabase = async () => {
+      await adminQuery(admin, `drop database if exists ${name} with (force)`);
+    };
+  }
+});
+
+afterAll(async () => {
+  await dropDatabase();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The environment a server of this file runs with: port 0, this file's database. */
+function baseEnv(): NodeJS.ProcessEnv {
+  return {
+    CONTROL_PLANE_PORT: '0',
+    SWITCHYARD_DATA_DIR: join(dir, 'data'),
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+}
+
+describe('startServer', () => {
+  it('starts from a given config, answers on its URL and closes everything', async () => {
+    const config = defaultConfig();
+    config.server.port = 0;
+    config.storage = { databaseUrl, dataDir: join(dir, 'data') };
+    const running = await startServer({ config });
+    try {
+      expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const health = (await (await fetch(`${running.url}/api/v1/health`)).json()) as any;
+      expect(health.checks.storage.status).toBe('healthy');
+      expect(health.checks.cache.status).toBe('healthy');
+      const discovery = (await (await fetch(`${running.url}/api/v1/discovery/capabilities`)).json()) as any;
+      expect(discovery.total_agents).toBe(0);
+    } finally {
+      await running.close();
+    }
+    await expect(fetch(`${running.url}/api/v1/health`)).rejects.toThrow();
+    // close() is idempotent.
+    await running.close();
+  });
+
+  it('loads the config from the environment and applies the stored config with SERVICE_CONFIG_SOURCE=db', async () => {
+    const first = await startServer({ env: baseEnv(), log: () => {} });
+    await putStoredConfig(first.db, {
+      name: STORED_CONFIG_NAME,
+      body: 'api:\n  auth:\n    api_key: from-the-database\ndiscovery:\n  cache_ttl: 5s\nstorage:\n  data_dir: /nowhere\n',
+    });
+    await first.close();
+
+    const lines: string[] = [];
+    const running = await startServer({
+      env: { ...baseEnv(), SERVICE_CONFIG_SOURCE: 'db' },
+      log: (l) => lines.push(l),
+    });
+    try {
+      expect(running.config.configSource).toBe('db');
+      expect(running.config.discovery.cacheTtlMs).toBe(5_000);
+      expect(running.config.storage.dataDir).toBe(join(dir, 'data'));
+      expect(lines.join('\n')).toMatch(/ignored storage\.data_dir/);
+      const denied = await fetch(`${running.url}/api/v1/discovery/capabilities`);
+      expect(denied.status).toBe(401);
+      const allowed = await fetch(`${running.url}/api/v1/discovery/capabilities`, {
+        headers: { 'X-API-Key': 'from-the-database' },
+      });
+      expect(allowed.status).toBe(200);
+    } finally {
+      await running.close();
+    }
+  });
+
+  it('refuses to start with an invalid configuration, naming the key and source', async () => {
+    const filePath = join(dir, 'bad.yaml');
+    writeFileSync(filePath, 'node_health:\n  check_interval: abc\n');
+    const failure = await startServer({ env: baseEnv(), filePath, log: () => {} }).catch((error) => error);
+    expect(failure).toBeInstanceOf(ConfigError);
+    expect((failure as ConfigError).problems).toEqual([
+      `node_health.check_interval: "abc" is not a duration (use 15s, 5m) — from file ${filePath}`,
+    ]);
+  });
+
+  it('fails with EADDRINUSE when the port is taken', async () => {
+    const holder = await startServer({ env: baseEnv(), log: () => {} });
+    const port = new URL(holder.url).port;
+    try {
+      const failure = await startServer({
+        env: { ...baseEnv(), SWITCHYARD_DATA_DIR: join(dir, 'data-second'), CONTROL_PLANE_PORT: port },
+        log: () => {},
+      }).catch((error) => error);
+      expect((failure as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
+    } finally {
+      await holder.close();
+    }
+  });
+});
+
+interface ChildRun {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs src/server.ts as a real process; `whenListening` gets the URL once it prints it. */
+function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, stop: () => void) => void) {
+  return new Promise<ChildRun>((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+      env: { PATH: process.env.PATH, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let announced = false;
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+      const match = /listening on (http:\/\/\S+)/.exec(stdout);
+      if (match && !announced && whenListening) {
+        announced = true;
+        whenListening(match[1]!, () => child.kill('SIGTERM'));
+      }
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on('error', fail);
+    child.on('exit', (exitCode) => done({ exitCode, stdout, stderr }));
+  });
+}
+
+describe('src/server.ts as a process', () => {
+  it('prints its URL, serves, and exits 0 on SIGTERM after closing', async () => {
+    let health: number | undefined;
+    const run = await runServerProcess(baseEnv(), (url, stop) => {
+      fetch(`${url}/api/v1/health`)
+        .then((response) => {
+          health = response.status;
+        })
+        .finally(stop);
+    });
+    expect(run.stderr).toBe('');
+    expect(health).toBe(200);
+    expect(run.stdout).toMatch(/\[control-plane\] listening on http:\/\/127\.0\.0\.1:\d+/);
+    expect(run.stdout).toMatch(/API key: off/);
+    expect(run.stdout).toMatch(/SIGTERM: shutting down/);
+    expect(run.exitCode).toBe(0);
+  });
+
+  it('exits 1 with every configuration problem listed', async () => {
+    const run = await runServerProcess({
+      ...baseEnv(),
+      CONTROL_PLANE_PORT: 'eighty',
+      SWITCHYARD_DISCOVERY_CACHE_TTL: 'x',
+    });
+    expect(run.exitCode).toBe(1);
+    expect(run.stderr).toContain('failed to start: invalid configuration');
+    expect(run.stderr).toContain(
+      'server.port: "eighty" is not a whole number from 0 to 65535 — from environment variable CONTROL_PLANE_PORT',
+    );
+    expect(run.stderr).toContain('discovery.cache_ttl: "x" is not a duration');
+  });
+});
