@@ -94,7 +94,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     store = createShareStore(db);
   }
 
-  const reportArtifact = (message: string) => console.error(`[docs] ${message}`);
+  const reportArtifact = (message: string) => logError(message, 'generated artifact');
   const renderer = await loadAstroRenderer(join(settings.distDir, 'server', 'entry.mjs'), reportArtifact);
   const searchIndex = artifactFile(
     join(clientDir, 'search-index.json'),

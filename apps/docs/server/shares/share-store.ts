@@ -21,6 +21,10 @@ interface RunShareRow {
   created_at: Date | string;
 }
 
+function withoutNul(text: string): string {
+  return text.replaceAll('\u0000', '');
+}
+
 /** The only module that names the `run_shares` table. */
 export function createShareStore(db: Database, now: () => Date = () => new Date()): ShareStore {
   return {
@@ -30,8 +34,10 @@ export function createShareStore(db: Database, now: () => Date = () => new Date(
       const createdAt = now();
       await db('run_shares').insert({
         id,
-        workflow_id: bundle.workflow_id,
-        title: bundle.title,
+        // PostgreSQL text cannot hold NUL; these two columns are for lookups, while the bundle
+        // itself keeps every character (JSON escapes NUL as \u0000).
+        workflow_id: withoutNul(bundle.workflow_id),
+        title: withoutNul(bundle.title),
         bundle_json: bundleJson,
         bundle_bytes: Buffer.byteLength(bundleJson),
         created_at: createdAt,

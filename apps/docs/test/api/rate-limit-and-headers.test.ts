@@ -1,0 +1,182 @@
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  builtSite,
+  expectCommonHeaders,
+  expectProblem,
+  request,
+  startTestServer,
+  type TestResponse,
+} from './support/docs-server.ts';
+
+describe('headers on every response', () => {
+  let database: TestDatabase;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  const site = builtSite();
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    server = await startTestServer({ db: database.db });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.close();
+  });
+
+  it('carries RateLimit-*, X-API-Version and the deprecation-policy Link on answers of every kind', async () => {
+    const page = site.pages[0]!.path;
+    const created = await request(`${server.url}/api/v1/shares`, {
+      method: 'POST',
+      body: JSON.stringify({
+        version: 1,
+        workflow_id: 'wf',
+        title: 'Headers',
+        generated_at: '2026-11-22T05:00:00Z',
+        totals: {},
+        nodes: [],
+        edges: [],
+      }),
+    });
+    const shareUrl: string = created.json().url;
+    const responses: Array<[string, TestResponse]> = [
+      ['201 share', created],
+      ['200 search', await request(`${server.url}/api/v1/search?q=agent`)],
+      ['200 topics', await request(`${server.url}/api/v1/topics`)],
+      ['200 page', await request(`${server.url}/api/v1/page?path=${page}`)],
+      ['200 alias', await request(`${server.url}/api/agent/search?q=agent`)],
+      ['200 html page', await request(`${server.url}${page}`)],
+      ['200 markdown page', await request(`${server.url}${page}`, { headers: { Accept: 'text/markdown' } })],
+      ['200 static', await request(`${server.url}/llms.txt`)],
+      ['200 share page', await request(shareUrl)],
+      ['200 share json', await request(shareUrl, { headers: { Accept: 'application/json' } })],
+      ['204 options', await request(`${server.url}/api/v1/search`, { method: 'OPTIONS' })],
+      ['301 redirect', await request(`${server.url}${page}/`)],
+      ['400 search', await request(`${server.url}/api/v1/search`)],
+      ['404 api', await request(`${server.url}/api/v1/nope`)],
+      ['404 page', await request(`${server.url}/nope`)],
+      ['405 api', await request(`${server.url}/api/v1/search`, { method: 'DELETE' })],
+      ['406 page', await request(`${server.url}${page}`, { headers: { Accept: 'application/json' } })],
+      [
+        '413 share',
+        await request(`${server.url}/api/v1/shares`, { method: 'POST', body: Buffer.alloc(1024 * 1024 + 1) }),
+      ],
+    ];
+    let previousRemaining = 121;
+    for (const [what, res] of responses) {
+      expectCommonHeaders(res);
+      const remaining = Number(res.headers['ratelimit-remaining']);
+      expect(remaining, what).toBeLessThan(previousRemaining);
+      previousRemaining = remaining;
+    }
+  });
+
+  it('sends no Sunset or Deprecation header: nothing is scheduled for removal', async () => {
+    const res = await request(`${server.url}/api/v1/search?q=agent`);
+    expect(res.headers.sunset).toBeUndefined();
+    expect(res.headers.deprecation).toBeUndefined();
+  });
+
+  it('points the deprecation-policy link at a published page', async () => {
+    const res = await request(`${server.url}/api/v1/topics`);
+    const target = /<([^>]+)>; rel="deprecation-policy"/.exec(String(res.headers.link))![1]!;
+    expect(target).toBe(`${server.site}/docs/reference/versioning`);
+    expect((await request(target.replace(server.site, server.url))).status).toBe(200);
+  });
+});
+
+describe('rate limit: 120 requests per 60 seconds per client address', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  let clock = 1_000_000;
+
+  beforeAll(async () => {
+    server = await startTestServer({ sharesEnabled: false, now: () => clock });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('counts down the budget, then answers 429 rate_limited with Retry-After until the window resets', async () => {
+    const client = { localAddress: '127.0.0.2' };
+    for (let i = 1; i <= 120; i++) {
+      const res = await request(`${server.url}/api/v1/search?q=agent`, client);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-remaining']).toBe(String(120 - i));
+    }
+    clock += 15_000;
+    const limited = await request(`${server.url}/api/v1/topics`, client);
+    const problem = expectProblem(limited, 429, 'rate_limited');
+    expect(problem.instance).toBe('/api/v1/topics');
+    expect(limited.headers['retry-after']).toBe('45');
+    expect(limited.headers['ratelimit-remaining']).toBe('0');
+    expect(limited.headers['ratelimit-reset']).toBe('45');
+    expectCommonHeaders(limited);
+
+    // Pages and static files share the budget.
+    expect((await request(`${server.url}/llms.txt`, client)).status).toBe(429);
+    // Another address has its own budget.
+    const other = await request(`${server.url}/api/v1/search?q=agent`, { localAddress: '127.0.0.3' });
+    expect(other.status).toBe(200);
+    expect(other.headers['ratelimit-remaining']).toBe('119');
+
+    clock += 45_000;
+    const again = await request(`${server.url}/api/v1/search?q=agent`, client);
+    expect(again.status).toBe(200);
+    expect(again.headers['ratelimit-remaining']).toBe('119');
+    expect(again.headers['ratelimit-reset']).toBe('60');
+  });
+
+  it('does not spend the budget on fingerprinted assets, but still reports it', async () => {
+    const client = { localAddress: '127.0.0.4' };
+    const css = readdirSync(path.join(builtSite().client, '_astro')).find((name) => name.endsWith('.css'))!;
+    await request(`${server.url}/api/v1/topics`, client);
+    for (let i = 0; i < 3; i++) {
+      const res = await request(`${server.url}/_astro/${css}`, client);
+      expect(res.status).toBe(200);
+      expect(res.headers['ratelimit-remaining']).toBe('119');
+    }
+  });
+
+  it('ignores X-Forwarded-For unless the server is told it sits behind a proxy', async () => {
+    const a = await request(`${server.url}/api/v1/topics`, {
+      localAddress: '127.0.0.5',
+      headers: { 'X-Forwarded-For': '203.0.113.1' },
+    });
+    const b = await request(`${server.url}/api/v1/topics`, {
+      localAddress: '127.0.0.5',
+      headers: { 'X-Forwarded-For': '203.0.113.2' },
+    });
+    expect(a.headers['ratelimit-remaining']).toBe('119');
+    expect(b.headers['ratelimit-remaining']).toBe('118');
+  });
+});
+
+describe('rate limit behind a trusted proxy (DOCS_TRUST_PROXY=true)', () => {
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+
+  beforeAll(async () => {
+    server = await startTestServer({
+      sharesEnabled: false,
+      trustedProxyHops: 1,
+      rateLimit: 2,
+      rateWindowSeconds: 30,
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('keys the budget on the address the proxy appended to X-Forwarded-For', async () => {
+    const from = (forwarded: string) =>
+      request(`${server.url}/api/v1/topics`, { headers: { 'X-Forwarded-For': forwarded } });
+    expect((await from('203.0.113.7')).headers['ratelimit-remaining']).toBe('1');
+    expect((await from('203.0.113.7')).headers['ratelimit-remaining']).toBe('0');
+    const limited = await from('203.0.113.7');
+    expectProblem(limited, 429, 'rate_limited');
+    expectCommonHeaders(limited, 2, 30);
+    // A client cannot mint a fresh budget by prepending addresses: only the last hop counts.
+    expectProblem(await from('198.51.100.1, 203.0.113.7'), 429, 'rate_limited');
+    expect((await from('203.0.113.8')).status).toBe(200);
+  });
+});
