@@ -75,14 +75,17 @@ export function createNodeTransitions(deps: NodeTransitionsDeps) {
     /**
      * Reads the instance, lets `decide` return a patch (or null for "nothing to do"), and writes
      * it only if nobody changed the instance in between; otherwise reads and decides again.
-     * Undefined when the instance does not exist.
+     * Undefined when the instance does not exist. `fresh` is a record the caller has just read
+     * (e.g. returned by the heartbeat UPDATE): it saves the first read, and a stale one only
+     * costs a retry.
      */
     async apply(
       key: InstanceKey,
       decide: (current: NodeInstanceRecord, at: Date) => InstancePatch | null,
+      fresh?: NodeInstanceRecord,
     ): Promise<Applied | undefined> {
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const current = await findInstance(deps.db, key);
+        const current = attempt === 0 && fresh ? fresh : await findInstance(deps.db, key);
         if (!current) return undefined;
         const at = new Date(deps.clock.now());
         const patch = decide(current, at);

@@ -130,12 +130,16 @@ export function createNodeService(deps: NodeServiceDeps) {
       if (version !== undefined) await instancesOf(nodeId, version); // throws the precise 404
       throw notFound(nodeId);
     }
-    const applied = await deps.transitions.apply(recorded, (current, at) => {
-      const move = moveAfterClaim(current, claim, threshold);
-      const patch: InstancePatch = { ...movePatch(move, at), ...extra(current) };
-      if (current.reportedStatus !== claim) patch.reportedStatus = claim;
-      return Object.keys(patch).length > 0 ? patch : null;
-    });
+    const applied = await deps.transitions.apply(
+      recorded,
+      (current, at) => {
+        const move = moveAfterClaim(current, claim, threshold);
+        const patch: InstancePatch = { ...movePatch(move, at), ...extra(current) };
+        if (current.reportedStatus !== claim) patch.reportedStatus = claim;
+        return Object.keys(patch).length > 0 ? patch : null;
+      },
+      recorded,
+    );
     // Evicted between the two statements: the agent must register again.
     if (!applied) throw notFound(nodeId);
     return applied.record;
