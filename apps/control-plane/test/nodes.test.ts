@@ -771,3 +771,54 @@ describe('routes and methods', () => {
     expect(response.body.available_endpoints['/api/v1/nodes/:id/heartbeat']).toEqual(['POST']);
   });
 });
+
+describe('shutdown drain', () => {
+  it('waits for active executions to drain before notifying and marking offline', async () => {
+    const counts = [2, 1, 0];
+    const asked: string[] = [];
+    const local = await startTestControlPlane({
+      handle: cp.handle,
+      drainPollMs: 5,
+      countActiveExecutions: async (nodeId, version) => {
+        asked.push(`${nodeId}@${version}`);
+        return counts.shift() ?? 0;
+      },
+    });
+    try {
+      const id = uniqueNodeId('drain');
+      await call(local.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url));
+      const response = await call(local.base, 'POST', `/api/v1/nodes/${id}/shutdown`);
+      expect(response.body.instances[0]).toMatchObject({
+        drained: true,
+        active_executions: 0,
+        notified: true,
+      });
+      expect(asked).toEqual([`${id}@1.0.0`, `${id}@1.0.0`, `${id}@1.0.0`]);
+    } finally {
+      await local.close();
+    }
+  });
+
+  it('gives up waiting at the drain timeout and still shuts the node down', async () => {
+    const local = await startTestControlPlane({
+      handle: cp.handle,
+      drainPollMs: 5,
+      countActiveExecutions: async () => 4,
+    });
+    try {
+      const id = uniqueNodeId('stuck');
+      await call(local.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url));
+      const response = await call(local.base, 'POST', `/api/v1/nodes/${id}/shutdown`, {
+        drain_timeout_ms: 30,
+      });
+      expect(response.body.instances[0]).toMatchObject({
+        drained: false,
+        active_executions: 4,
+        lifecycle_status: 'offline',
+        lease_expires_at: null,
+      });
+    } finally {
+      await local.close();
+    }
+  });
+});
