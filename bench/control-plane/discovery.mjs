@@ -113,7 +113,7 @@ async function measure(url, format, varied) {
           {
             setupRequest: (request) => ({
               ...request,
-              path: `${path}&offset=${next++ % 1000}&limit=${1 + (next % 100)}`,
+              path: `${path}&offset=${next % 1000}&limit=${1 + (Math.floor(next++ / 1000) % 100)}`,
             }),
           },
         ]

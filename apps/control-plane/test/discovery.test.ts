@@ -755,6 +755,34 @@ describe('discovery service', () => {
     expect(calls).toBe(2);
   });
 
+  it('reads the fleet once per TTL for different queries, and again after an invalidation', async () => {
+    let calls = 0;
+    const service = createDiscoveryService({
+      listInstances: async () => {
+        calls += 1;
+        return [instance({ reasoners: [{ id: 'r', tags: ['x'] }] })];
+      },
+      metrics: createServiceMetrics(),
+      cacheTtlMs: 30_000,
+      clock,
+    });
+    const readAt = new Date(now).toISOString();
+    const first = await service.discover(DiscoveryQuerySchema.parse({ format: 'compact' }));
+    now += 10_000;
+    const second = await service.discover(DiscoveryQuerySchema.parse({ format: 'xml', tags: 'x' }));
+    expect(second.cached).toBe(false);
+    expect(calls).toBe(1);
+    // Both answers come from one read, and say when that read happened.
+    expect(JSON.parse(first.body).discovered_at).toBe(readAt);
+    expect(second.body).toContain(`discovered_at="${readAt}"`);
+    service.invalidate();
+    await service.discover(DiscoveryQuerySchema.parse({ format: 'xml', tags: 'x' }));
+    expect(calls).toBe(2);
+    now += 30_000;
+    await service.discover(DiscoveryQuerySchema.parse({ format: 'json' }));
+    expect(calls).toBe(3);
+  });
+
   it('never caches with a TTL of 0', async () => {
     let calls = 0;
     const service = createDiscoveryService({

@@ -15,6 +15,11 @@ export interface DiscoveryServiceDeps {
   clock?: { now(): number };
 }
 
+interface Snapshot {
+  instances: NodeInstance[];
+  readAt: string;
+}
+
 export interface DiscoveryAnswer extends RenderedDiscovery {
   /** True when the answer came from the cache. */
   cached: boolean;
@@ -24,7 +29,22 @@ export interface DiscoveryAnswer extends RenderedDiscovery {
 export function createDiscoveryService(deps: DiscoveryServiceDeps) {
   const now = () => (deps.clock ?? Date).now();
   const cache = createDiscoveryCache<RenderedDiscovery>({ ttlMs: deps.cacheTtlMs, now });
+  // The fleet snapshot is cached under the same rules as the answers (TTL, cleared by node
+  // events), so different queries within a TTL share one database read: reading 1,000 instances
+  // costs far more than filtering and rendering them.
+  const fleet = createDiscoveryCache<Snapshot>({ ttlMs: deps.cacheTtlMs, now, maxEntries: 1 });
   const { metrics } = deps;
+
+  /** The fleet, and when it was read (an answer's discovered_at). */
+  async function snapshot(): Promise<Snapshot> {
+    const cached = fleet.get('fleet');
+    if (cached) return cached;
+    const generation = fleet.generation();
+    const readAt = new Date(now()).toISOString();
+    const fresh = { instances: await deps.listInstances(), readAt };
+    fleet.set('fleet', fresh, generation);
+    return fresh;
+  }
 
   return {
     /** Answers a validated query, from cache when a fresh answer for the same query exists. */
@@ -45,8 +65,8 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
       }
       metrics.discoveryCacheMissesTotal.inc();
       const generation = cache.generation();
-      const instances = await deps.listInstances();
-      const listing = buildCapabilityListing(instances, query, new Date(now()).toISOString());
+      const { instances, readAt } = await snapshot();
+      const listing = buildCapabilityListing(instances, query, readAt);
       const rendered = renderListing(listing, query.format);
       cache.set(key, rendered, generation);
       return { ...rendered, cached: false };
@@ -61,6 +81,7 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
     /** Drops every cached answer; called for each event on the `nodes` topic. */
     invalidate(): void {
       cache.invalidate();
+      fleet.invalidate();
     },
 
     /** The `cache` check of the health report: entries and the age of the oldest. */
