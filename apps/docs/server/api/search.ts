@@ -88,7 +88,7 @@ export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHand
         score: Math.round(hit.score * 10_000) / 10_000,
         title: hit.page.title,
         section: hit.passage.section,
-        snippet: buildSnippet(hit.passage.text, outcome.terms, hit.page.description),
+        snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
         url: `${site}${hit.page.path}${hit.passage.anchor ? `#${hit.passage.anchor}` : ''}`,
         path: hit.page.path,
         anchor: hit.passage.anchor,

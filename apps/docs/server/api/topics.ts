@@ -1,7 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import type { ArtifactFile } from '../artifacts/artifact-file.ts';
 import type { ManifestFile } from '../artifacts/site-artifacts.ts';
-import { sendJson } from '../http/responses.ts';
+import { sendJsonText } from '../http/responses.ts';
 import type { ApiHandler } from './api-context.ts';
 import { CATEGORY_MAX_LENGTH, DOCUMENTATION_CATEGORIES } from './limits.ts';
 import { singleParam } from './query-params.ts';
@@ -41,8 +41,34 @@ function siteCategories(manifest: ManifestFile): string[] {
   return [...known, ...others];
 }
 
+function topicsBody(
+  manifest: ManifestFile,
+  category: string | null,
+  categories: string[],
+  site: string,
+): TopicsResponse {
+  const topics: Topic[] = manifest.docs
+    .filter((doc) => category === null || doc.category === category)
+    .map((doc) => {
+      const path = `/docs/${doc.slug}`;
+      return {
+        title: doc.title,
+        description: doc.description,
+        url: `${site}${path}`,
+        path,
+        markdown_url: `${site}${path}.md`,
+        category: doc.category,
+        keywords: doc.keywords,
+      };
+    });
+  return { total: topics.length, category, categories, topics };
+}
+
 /** GET /api/v1/topics: the index of every page, optionally of one category. */
 export function topicsHandler(deps: { manifest: ArtifactFile<ManifestFile> }): ApiHandler {
+  // The answer only changes with the manifest file, and a 1,000-page index is a few hundred KB of
+  // JSON: serialise it once per manifest version and filter, not once per request.
+  const rendered = new WeakMap<ManifestFile, Map<string, Buffer>>();
   return ({ res, query, site }) => {
     const requested = singleParam(query, 'category');
     if (requested !== undefined && requested.length > CATEGORY_MAX_LENGTH) {
@@ -78,22 +104,18 @@ export function topicsHandler(deps: { manifest: ArtifactFile<ManifestFile> }): A
       }
       category = match;
     }
-    const topics: Topic[] = manifest.docs
-      .filter((doc) => category === null || doc.category === category)
-      .map((doc) => {
-        const path = `/docs/${doc.slug}`;
-        return {
-          title: doc.title,
-          description: doc.description,
-          url: `${site}${path}`,
-          path,
-          markdown_url: `${site}${path}.md`,
-          category: doc.category,
-          keywords: doc.keywords,
-        };
-      });
-    const body: TopicsResponse = { total: topics.length, category, categories, topics };
+    let bySelection = rendered.get(manifest);
+    if (!bySelection) {
+      bySelection = new Map();
+      rendered.set(manifest, bySelection);
+    }
+    const key = `${site}\n${category ?? ''}`;
+    let text = bySelection.get(key);
+    if (text === undefined) {
+      text = Buffer.from(JSON.stringify(topicsBody(manifest, category, categories, site)));
+      bySelection.set(key, text);
+    }
     res.setHeader('Cache-Control', 'no-store');
-    sendJson(res, 200, body);
+    sendJsonText(res, 200, text);
   };
 }

@@ -20,10 +20,19 @@ export function sendJson(
   body: unknown,
   contentType = 'application/json; charset=utf-8',
 ): void {
-  const text = JSON.stringify(body);
+  sendJsonText(res, status, JSON.stringify(body), contentType);
+}
+
+/** Writes JSON that is already serialised (cached answers). */
+export function sendJsonText(
+  res: ServerResponse,
+  status: number,
+  text: string | Buffer,
+  contentType = 'application/json; charset=utf-8',
+): void {
   res.statusCode = status;
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.setHeader('Content-Length', typeof text === 'string' ? Buffer.byteLength(text) : text.length);
   res.end(text);
 }
 

@@ -1,5 +1,5 @@
 import type { IndexedPage, Passage, SearchIndexFile } from '../artifacts/site-artifacts.ts';
-import { tokenize } from './tokenize.ts';
+import { isStopword, tokenize } from './tokenize.ts';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -30,8 +30,10 @@ export interface SearchOutcome {
   /** Number of passages that matched at least one term. */
   total: number;
   hits: SearchHit[];
-  /** The distinct terms the query was reduced to (for snippets). */
+  /** The distinct terms the query was reduced to. */
   terms: string[];
+  /** Lower-cased words of the query and their stems, for placing snippets. */
+  needles: string[];
 }
 
 export interface Bm25Index {
@@ -146,7 +148,9 @@ export function buildBm25Index(file: SearchIndexFile): Bm25Index {
         return { doc, score: scores[doc]!, page: pages[passage.page]!, passage };
       });
       for (let i = 0; i < touchedCount; i++) scores[touched[i]!] = 0;
-      return { total: touchedCount, hits, terms };
+      const words = query.toLowerCase().split(/[^\p{L}\p{N}_.-]+/u);
+      const needles = [...new Set([...words, ...terms])].filter((n) => n.length > 1 && !isStopword(n));
+      return { total: touchedCount, hits, terms, needles };
     },
   };
 }

@@ -19,6 +19,11 @@ const STOPWORDS = new Set(
   ).split(' '),
 );
 
+/** True for the common English words that carry no search meaning ("how do I ..."). */
+export function isStopword(word: string): boolean {
+  return STOPWORDS.has(word);
+}
+
 /**
  * A light plural stemmer (Harman's S-stemmer): `routes` and `route`, `policies` and `policy`
  * meet, while identifiers and short words are left alone.
@@ -60,24 +65,4 @@ export function tokenize(text: string): string[] {
   };
   for (const match of text.matchAll(WORD)) emitWord(match[0], emit);
   return terms;
-}
-
-/** A word of a text with where it sits, for building snippets around matches. */
-export interface PositionedWord {
-  start: number;
-  end: number;
-  terms: string[];
-}
-
-/** The words of a text with their offsets and the terms each word produces. */
-export function tokenizeWithOffsets(text: string): PositionedWord[] {
-  const words: PositionedWord[] = [];
-  for (const match of text.matchAll(WORD)) {
-    const terms: string[] = [];
-    emitWord(match[0], (term) => {
-      terms.push(term);
-    });
-    words.push({ start: match.index, end: match.index + match[0].length, terms });
-  }
-  return words;
 }
