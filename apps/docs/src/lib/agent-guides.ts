@@ -28,7 +28,8 @@ export function agentsMd(site: string, pages: DocPage[]): string {
     return `| \`${code}\` | ${entry.status} | ${entry.resolution} |`;
   }).join('\n');
   const start = pages.find((page) => page.category === 'Getting started');
-  const versioning = pageLink(site, pages, /version/, 'the versioning page');
+  const siteApi = pageLink(site, pages, /(^|\/)site-api$/, 'the site API page');
+  const versioning = pageLink(site, pages, /(^|\/)versioning$/, 'the versioning and deprecation policy');
   return `# ${SITE_NAME} for agents
 
 > How an autonomous agent should use ${SITE_NAME} and the API of this documentation site: what to call, the limits, and how to handle errors.
@@ -55,7 +56,8 @@ append \`.md\` to a \`/docs/...\` URL, or send \`Accept: text/markdown\` to the 
 | getDocumentationPage | \`GET ${absolute(site, '/api/v1/page')}?path=/docs/{slug}\` | read one page as markdown with its metadata. |
 | createRunShare | \`POST ${absolute(site, '/api/v1/shares')}\` | publish a run bundle to a public permalink (\`/s/{id}\`). |
 
-The exact request and response schemas are in [openapi.json](${absolute(site, '/openapi.json')}).
+The exact request and response schemas are in [openapi.json](${absolute(site, '/openapi.json')}); ${siteApi} explains them
+with examples.
 \`/api/agent/search\`, \`/api/agent/topics\` and \`/api/agent/page\` are stable aliases of the three read
 operations; they answer with \`Link: <...>; rel="successor-version"\` pointing at the \`/api/v1\` path, which
 you should prefer.
