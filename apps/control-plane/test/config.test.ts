@@ -73,6 +73,17 @@ describe('loadConfig defaults', () => {
         heartbeatStaleThresholdMs: 60_000,
       },
       discovery: { cacheTtlMs: 30_000 },
+      executionQueue: {
+        syncTimeoutMs: 60_000,
+        queueSize: 1000,
+        webhookMaxAttempts: 3,
+        webhookInitialBackoffMs: 1_000,
+        webhookMaxBackoffMs: 5_000,
+        webhookTimeoutMs: 10_000,
+        webhookWorkers: 4,
+        webhookQueueSize: 256,
+        webhookAllowHttp: false,
+      },
       connector: {
         token: undefined,
         capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
@@ -110,6 +121,16 @@ node_health:
   heartbeat_stale_threshold: 90s
 discovery:
   cache_ttl: 0
+execution_queue:
+  sync_timeout: 2m
+  queue_size: 50
+  webhook_max_attempts: 5
+  webhook_initial_backoff: 500ms
+  webhook_max_backoff: 30s
+  webhook_timeout: 3s
+  webhook_workers: 2
+  webhook_queue_size: 64
+  webhook_allow_http: true
 connector:
   token: conn-token
   capabilities: [reasoners:read, config_management]
@@ -134,6 +155,17 @@ connector:
       heartbeatStaleThresholdMs: 90_000,
     });
     expect(config.discovery.cacheTtlMs).toBe(0);
+    expect(config.executionQueue).toEqual({
+      syncTimeoutMs: 120_000,
+      queueSize: 50,
+      webhookMaxAttempts: 5,
+      webhookInitialBackoffMs: 500,
+      webhookMaxBackoffMs: 30_000,
+      webhookTimeoutMs: 3_000,
+      webhookWorkers: 2,
+      webhookQueueSize: 64,
+      webhookAllowHttp: true,
+    });
     expect(config.connector).toEqual({
       token: 'conn-token',
       capabilities: ['reasoners:read', 'config_management'],
@@ -168,6 +200,9 @@ connector:
     expect(error.problems).toHaveLength(2);
     expect(error.problems[0]).toMatch(/^node_health\.check_intervall: unknown setting .*check_interval/);
     expect(error.problems[1]).toMatch(/^loggin: unknown setting/);
+    expect(error.problems[1]).toContain(
+      '(known here: server, storage, api, node_lifecycle, node_health, discovery,',
+    );
   });
 
   it('does not treat inherited object names as settings', async () => {
@@ -269,6 +304,15 @@ describe('loadConfig from the environment', () => {
       'server.port: "eighty" is not a whole number from 0 to 65535 — from environment variable CONTROL_PLANE_PORT',
       'node_health.check_interval: "abc" is not a duration (use 15s, 5m) — from environment variable SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL',
     ]);
+  });
+
+  it('reads booleans as words and refuses anything else', async () => {
+    const on = await loadConfig({ env: { SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_ALLOW_HTTP: 'Yes' }, log });
+    expect(on.executionQueue.webhookAllowHttp).toBe(true);
+    const error = await loadError(
+      loadConfig({ env: { SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_ALLOW_HTTP: 'maybe' }, log }),
+    );
+    expect(error.problems[0]).toMatch(/^execution_queue\.webhook_allow_http: "maybe" is not true or false/);
   });
 
   it('refuses a zero interval where zero would spin', async () => {

@@ -23,6 +23,18 @@ export interface Config {
     heartbeatStaleThresholdMs: number;
   };
   discovery: { cacheTtlMs: number };
+  /** Execution queue and webhook delivery (spec §8: webhook settings live in this section). */
+  executionQueue: {
+    syncTimeoutMs: number;
+    queueSize: number;
+    webhookMaxAttempts: number;
+    webhookInitialBackoffMs: number;
+    webhookMaxBackoffMs: number;
+    webhookTimeoutMs: number;
+    webhookWorkers: number;
+    webhookQueueSize: number;
+    webhookAllowHttp: boolean;
+  };
   /** Never read from the database: a stored config must not grant connector capabilities. */
   connector: { token: string | undefined; capabilities: ConnectorCapability[] };
   configSource: 'file' | 'db';
@@ -50,6 +62,17 @@ export function configFromValues(v: SettingValues): Config {
       heartbeatStaleThresholdMs: v['node_health.heartbeat_stale_threshold'],
     },
     discovery: { cacheTtlMs: v['discovery.cache_ttl'] },
+    executionQueue: {
+      syncTimeoutMs: v['execution_queue.sync_timeout'],
+      queueSize: v['execution_queue.queue_size'],
+      webhookMaxAttempts: v['execution_queue.webhook_max_attempts'],
+      webhookInitialBackoffMs: v['execution_queue.webhook_initial_backoff'],
+      webhookMaxBackoffMs: v['execution_queue.webhook_max_backoff'],
+      webhookTimeoutMs: v['execution_queue.webhook_timeout'],
+      webhookWorkers: v['execution_queue.webhook_workers'],
+      webhookQueueSize: v['execution_queue.webhook_queue_size'],
+      webhookAllowHttp: v['execution_queue.webhook_allow_http'],
+    },
     connector: {
       token: v['connector.token'],
       capabilities: v['connector.capabilities'] as ConnectorCapability[],

@@ -66,9 +66,14 @@ function flatten(document: unknown, label: string, problems: string[]): Layer['v
       } else if (SECTION_PREFIXES.has(key)) {
         if (child !== null && child !== undefined) walk(child, key);
       } else {
-        const siblings = SETTING_KEYS.filter((k) => k.startsWith(prefix ? `${prefix}.` : '')).map((k) =>
-          prefix ? k.slice(prefix.length + 1) : k,
-        );
+        // The names allowed at this level: setting names, or section names one level down.
+        const siblings = [
+          ...new Set(
+            SETTING_KEYS.filter((k) => (prefix ? k.startsWith(`${prefix}.`) : true)).map(
+              (k) => (prefix ? k.slice(prefix.length + 1) : k).split('.')[0]!,
+            ),
+          ),
+        ];
         problems.push(`${key}: unknown setting — in ${label} (known here: ${siblings.join(', ')})`);
       }
     }

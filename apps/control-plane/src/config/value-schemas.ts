@@ -108,6 +108,22 @@ export function listSetting(item: (entry: string) => string | undefined) {
   });
 }
 
+const TRUE_WORDS = new Set(['true', '1', 'yes', 'on']);
+const FALSE_WORDS = new Set(['false', '0', 'no', 'off']);
+
+/** A boolean: YAML true/false, or the words true/false, 1/0, yes/no, on/off in any case. */
+export function booleanSetting() {
+  return z.unknown().transform((value, ctx) => {
+    if (typeof value === 'boolean') return value;
+    const word =
+      typeof value === 'string' || typeof value === 'number' ? String(value).trim().toLowerCase() : '';
+    if (TRUE_WORDS.has(word)) return true;
+    if (FALSE_WORDS.has(word)) return false;
+    ctx.addIssue({ code: 'custom', message: `${quoted(value)} is not true or false` });
+    return z.NEVER;
+  });
+}
+
 /** One of a fixed set of words. */
 export function choiceSetting<const T extends readonly [string, ...string[]]>(choices: T) {
   return z.unknown().transform((value, ctx) => {

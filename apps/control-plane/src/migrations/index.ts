@@ -5,8 +5,5 @@ import { createConfigs } from './20261122053000_create_configs.ts';
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
   tableName: 'control_plane_migrations',
-  migrations: [
-    createNodeInstances,
-    createConfigs,
-  ],
+  migrations: [createNodeInstances, createConfigs],
 };

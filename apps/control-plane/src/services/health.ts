@@ -27,7 +27,10 @@ async function runProbe(probe: HealthProbe): Promise<HealthCheck> {
   try {
     const outcome = await probe();
     const { message, details } = typeof outcome === 'string' ? { message: outcome, details: {} } : outcome;
-    return { ...details, status: 'healthy', message, response_time: elapsed(started) };
+    const check: HealthCheck = { status: 'healthy', message, response_time: elapsed(started) };
+    // Extra figures follow the standard members and never replace them.
+    for (const [name, value] of Object.entries(details)) if (!(name in check)) check[name] = value;
+    return check;
   } catch (error) {
     return { status: 'unhealthy', message: (error as Error).message, response_time: elapsed(started) };
   }
