@@ -12,14 +12,9 @@
 // computed from the cached fleet snapshot). The fleet is kept stable while measuring (long
 // heartbeat TTL) so presence sweeps do not clear the cache mid-run; a real fleet's status changes
 // clear it, by design. With DATABASE_URL a throwaway database is created there and dropped afterwards.
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { openDatabase } from '@switchyard/shared/db';
 import autocannon from 'autocannon';
 import { startServer } from '../../apps/control-plane/src/server.ts';
+import { benchStorage, registerFleet, startHealthyAgent } from './fleet.mjs';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -27,75 +22,32 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 const EXTRA_QUERY = process.env.BENCH_QUERY ?? '';
 const FORMATS = ['json', 'xml', 'compact'];
 
-// Every node points at one healthy agent, so the health monitor's probes (which keep running, as
-// in production) succeed quietly.
-const agent = createServer((req, res) => {
-  res.writeHead(req.url === '/health' ? 200 : 404, { 'content-type': 'application/json' });
-  res.end('{"status":"ok"}');
-});
-await new Promise((done) => agent.listen(0, '127.0.0.1', done));
-const agentUrl = `http://127.0.0.1:${agent.address().port}`;
-
-let databaseUrl;
-let dropDatabase = async () => {};
-if (process.env.DATABASE_URL) {
-  const name = `sy_bench_${randomBytes(4).toString('hex')}`;
-  const admin = await openDatabase({ url: process.env.DATABASE_URL, poolMax: 1 });
-  await admin.raw(`create database ${name}`);
-  await admin.destroy();
-  const target = new URL(process.env.DATABASE_URL);
-  target.pathname = `/${name}`;
-  databaseUrl = target.toString();
-  dropDatabase = async () => {
-    const cleanup = await openDatabase({ url: process.env.DATABASE_URL, poolMax: 1 });
-    await cleanup.raw(`drop database if exists ${name} with (force)`);
-    await cleanup.destroy();
-  };
-}
-
-const dataDir = mkdtempSync(join(tmpdir(), 'sy-bench-discovery-'));
+const agent = await startHealthyAgent();
+const storage = await benchStorage('discovery');
 const env = (cacheTtl) => ({
   CONTROL_PLANE_PORT: '0',
-  SWITCHYARD_DATA_DIR: dataDir,
   SWITCHYARD_DISCOVERY_CACHE_TTL: cacheTtl,
   SWITCHYARD_NODE_LIFECYCLE_HEARTBEAT_TTL: '1h',
   SWITCHYARD_NODE_LIFECYCLE_MAX_TRANSITION_TIME: '1h',
-  ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  ...storage.env,
 });
 
-/** Registers the fleet through the real HTTP API, 50 at a time. */
-async function registerFleet(url) {
-  const started = performance.now();
-  for (let i = 0; i < NODES; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, NODES - i) }, async (_, j) => {
-        const id = `bench-node-${i + j}`;
-        const response = await fetch(`${url}/api/v1/nodes/register`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
-            id,
-            version: '1.0.0',
-            base_url: agentUrl,
-            reasoners: [
-              {
-                id: 'summarize',
-                description: 'Summarizes a text',
-                input_schema: { type: 'object', properties: { text: { type: 'string' } } },
-                tags: ['text', `group-${(i + j) % 10}`],
-              },
-              { id: 'translate', tags: ['text', 'language'] },
-            ],
-            skills: [{ id: 'word_count', tags: ['text'] }],
-          }),
-        });
-        if (response.status !== 201) throw new Error(`registering ${id} answered ${response.status}`);
-        await response.arrayBuffer();
-      }),
-    );
-  }
-  return performance.now() - started;
-}
+/** One node of the fleet: two reasoners and a skill, tags spread over ten groups. */
+const describeNode = (id, i) => ({
+  id,
+  version: '1.0.0',
+  base_url: agent.url,
+  reasoners: [
+    {
+      id: 'summarize',
+      description: 'Summarizes a text',
+      input_schema: { type: 'object', properties: { text: { type: 'string' } } },
+      tags: ['text', `group-${i % 10}`],
+    },
+    { id: 'translate', tags: ['text', 'language'] },
+  ],
+  skills: [{ id: 'word_count', tags: ['text'] }],
+});
 
 async function measure(url, format, varied) {
   const path = `/api/v1/discovery/capabilities?format=${format}${EXTRA_QUERY ? `&${EXTRA_QUERY}` : ''}`;
@@ -147,7 +99,7 @@ for (const [label, ttl, varied] of [
 ]) {
   const running = await startServer({ env: env(ttl), log: () => {} });
   try {
-    if (label === 'uncached') registrationMs = await registerFleet(running.url);
+    if (label === 'uncached') registrationMs = await registerFleet(running.url, NODES, describeNode);
     for (const format of FORMATS) rows.push({ label, ...(await measure(running.url, format, varied)) });
     const { hits, misses } = await cacheCounters(running.url);
     for (const row of rows) if (row.label === label) row.cache = `${hits} hits / ${misses} misses`;
@@ -156,11 +108,10 @@ for (const [label, ttl, varied] of [
   }
 }
 
-await new Promise((done) => agent.close(done));
-await dropDatabase();
-rmSync(dataDir, { recursive: true, force: true });
+await agent.close();
+await storage.remove();
 
-const database = databaseUrl ? 'PostgreSQL' : 'PGlite (embedded)';
+const database = process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite (embedded)';
 console.log(`
 Discovery benchmark: ${NODES} registered nodes, ${database}, ${CONNECTIONS} connections, ${DURATION} s per run
   query: format=<format>${EXTRA_QUERY ? `&${EXTRA_QUERY}` : ''} (default page: limit 100)

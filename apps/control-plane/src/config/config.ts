@@ -1,4 +1,5 @@
 import { resolve } from 'node:path';
+import type { NodeHealthSettings, NodeLifecycleSettings } from '../services/nodes-settings.ts';
 import type { ConnectorCapability, SettingValues } from './settings.ts';
 
 /** The control plane's configuration, every value parsed and checked; see the README settings table. */
@@ -7,21 +8,8 @@ export interface Config {
   /** Never read from the database: a stored config must not point the server at another database. */
   storage: { databaseUrl: string | undefined; dataDir: string };
   api: { auth: { apiKey: string | undefined; skipPaths: string[] } };
-  nodes: {
-    heartbeatTtlMs: number;
-    sweepIntervalMs: number;
-    hardEvictMs: number;
-    statusCacheTtlMs: number;
-    reconcileIntervalMs: number;
-    maxTransitionMs: number;
-  };
-  nodeHealth: {
-    checkIntervalMs: number;
-    checkTimeoutMs: number;
-    consecutiveFailures: number;
-    recoveryDebounceMs: number;
-    heartbeatStaleThresholdMs: number;
-  };
+  nodes: NodeLifecycleSettings;
+  nodeHealth: NodeHealthSettings;
   discovery: { cacheTtlMs: number };
   /** Execution queue and webhook delivery (spec §8: webhook settings live in this section). */
   executionQueue: {

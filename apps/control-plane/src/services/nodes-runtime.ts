@@ -1,12 +1,11 @@
 import type { Knex } from 'knex';
+import { defaultConfig } from '../config/load-config.ts';
 import type { EventBus } from '../events/event-bus.ts';
 import { createHealthMonitor } from './health-monitor.ts';
 import type { HealthProbe } from './health-monitor-probe.ts';
 import { type CountActiveExecutions, createNodeService, type ShutdownNotifier } from './nodes.ts';
 import {
   type Clock,
-  DEFAULT_NODE_HEALTH,
-  DEFAULT_NODE_LIFECYCLE,
   type NodeHealthSettings,
   type NodeLifecycleSettings,
   systemClock,
@@ -39,8 +38,8 @@ export interface NodeRuntimeDeps {
  */
 export function createNodeRuntime(deps: NodeRuntimeDeps) {
   const clock = deps.clock ?? systemClock;
-  const lifecycle = deps.lifecycle ?? DEFAULT_NODE_LIFECYCLE;
-  const healthSettings = deps.health ?? DEFAULT_NODE_HEALTH;
+  const lifecycle = deps.lifecycle ?? defaultConfig().nodes;
+  const healthSettings = deps.health ?? defaultConfig().nodeHealth;
   const logError = deps.logError ?? ((error, context) => console.error(`[control-plane] ${context}`, error));
   const transitions = createNodeTransitions({ db: deps.db, events: deps.events, clock, logError });
   const presence = createPresenceManager({ db: deps.db, transitions, clock, settings: lifecycle, logError });

@@ -23,21 +23,3 @@ export interface NodeHealthSettings {
   recoveryDebounceMs: number;
   heartbeatStaleThresholdMs: number;
 }
-
-/** The spec's defaults (§8). */
-export const DEFAULT_NODE_LIFECYCLE: NodeLifecycleSettings = {
-  heartbeatTtlMs: 15_000,
-  sweepIntervalMs: 5_000,
-  hardEvictMs: 300_000,
-  statusCacheTtlMs: 300_000,
-  reconcileIntervalMs: 30_000,
-  maxTransitionMs: 120_000,
-};
-
-export const DEFAULT_NODE_HEALTH: NodeHealthSettings = {
-  checkIntervalMs: 30_000,
-  checkTimeoutMs: 5_000,
-  consecutiveFailures: 3,
-  recoveryDebounceMs: 60_000,
-  heartbeatStaleThresholdMs: 60_000,
-};

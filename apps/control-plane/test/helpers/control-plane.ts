@@ -1,17 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { createApp } from '../../src/app.ts';
+import { defaultConfig } from '../../src/config/load-config.ts';
 import { createInProcessEventBus, type EventBus } from '../../src/events/index.ts';
 import { controlPlaneMigrations } from '../../src/migrations/index.ts';
 import type { HealthProbe } from '../../src/services/health-monitor-probe.ts';
 import type { CountActiveExecutions, ShutdownNotifier } from '../../src/services/nodes.ts';
 import { createNodeRuntime, type NodeRuntime } from '../../src/services/nodes-runtime.ts';
-import {
-  DEFAULT_NODE_HEALTH,
-  DEFAULT_NODE_LIFECYCLE,
-  type NodeHealthSettings,
-  type NodeLifecycleSettings,
-} from '../../src/services/nodes-settings.ts';
+import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/services/nodes-settings.ts';
 import { type ManualClock, manualClock } from './clock.ts';
 
 /** A control plane on 127.0.0.1 with a clock the test moves and loops the test drives. */
@@ -56,8 +52,8 @@ export async function startTestControlPlane(
     db: handle.db,
     events,
     clock,
-    lifecycle: { ...DEFAULT_NODE_LIFECYCLE, ...options.lifecycle },
-    health: { ...DEFAULT_NODE_HEALTH, ...options.health },
+    lifecycle: { ...defaultConfig().nodes, ...options.lifecycle },
+    health: { ...defaultConfig().nodeHealth, ...options.health },
     probe: options.probe,
     notifyShutdown: options.notifyShutdown,
     countActiveExecutions: options.countActiveExecutions,

@@ -8,10 +8,41 @@ export interface TestDatabase {
   close(): Promise<void>;
 }
 
+export interface ScratchDatabase {
+  /** Connection string of the new, empty database. */
+  url: string;
+  /** Drops the database, closing any connection still open to it. */
+  drop(): Promise<void>;
+}
+
+async function onServer(serverUrl: string, sql: string): Promise<void> {
+  const admin = knexFactory({ client: 'pg', connection: serverUrl, pool: { min: 0, max: 1 } });
+  try {
+    await admin.raw(sql);
+  } finally {
+    await admin.destroy();
+  }
+}
+
+/**
+ * Creates an empty, uniquely named database on the PostgreSQL server of `serverUrl`, for a test
+ * file or a benchmark run that must not share rows with anything else.
+ */
+export async function createScratchDatabase(serverUrl: string, prefix = 'sy_test'): Promise<ScratchDatabase> {
+  const name = `${prefix}_${randomBytes(6).toString('hex')}`;
+  await onServer(serverUrl, `create database ${name}`);
+  const target = new URL(serverUrl);
+  target.pathname = `/${name}`;
+  return {
+    url: target.toString(),
+    drop: () => onServer(serverUrl, `drop database if exists ${name} with (force)`),
+  };
+}
+
 /**
  * A database of its own for one test file: in-memory PGlite by default; with `DATABASE_URL` set,
- * a freshly created PostgreSQL database on that server, dropped again on close. Test files never
- * see each other's rows, so they may run in any order or in parallel.
+ * a scratch PostgreSQL database on that server, dropped again on close. Test files never see each
+ * other's rows, so they may run in any order or in parallel.
  */
 export async function openTestDatabase(): Promise<TestDatabase> {
   const url = process.env.DATABASE_URL;
@@ -19,26 +50,13 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     const db = await openDatabase();
     return { db, close: () => db.destroy() };
   }
-  const name = `sy_test_${randomBytes(6).toString('hex')}`;
-  const admin = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-  try {
-    await admin.raw(`create database ${name}`);
-  } finally {
-    await admin.destroy();
-  }
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  const db = await openDatabase({ url: target.toString(), poolMax: 5 });
+  const scratch = await createScratchDatabase(url);
+  const db = await openDatabase({ url: scratch.url, poolMax: 5 });
   return {
     db,
     async close() {
       await db.destroy();
-      const cleanup = knexFactory({ client: 'pg', connection: url, pool: { min: 0, max: 1 } });
-      try {
-        await cleanup.raw(`drop database if exists ${name} with (force)`);
-      } finally {
-        await cleanup.destroy();
-      }
+      await scratch.drop();
     },
   };
 }
