@@ -85,6 +85,20 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
+/** The codes the documentation site answers with (docs-site spec §7); the control plane uses them all. */
+export const SITE_ERROR_CODES = [
+  'invalid_request',
+  'missing_parameter',
+  'not_found',
+  'method_not_allowed',
+  'not_acceptable',
+  'payload_too_large',
+  'rate_limited',
+  'internal_error',
+  'upstream_unavailable',
+  'service_unavailable',
+] as const satisfies readonly ErrorCode[];
+
 /** The docs page that explains every code, one anchor per code. */
 export const ERRORS_PAGE_PATH = '/docs/reference/errors';
 

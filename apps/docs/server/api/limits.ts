@@ -11,10 +11,4 @@ export const CATEGORY_MAX_LENGTH = 100;
 export const SHARE_ID_PREFIX = 'run';
 
 /** The categories the docs-site contract defines, in the order the site lists them. */
-export const DOCUMENTATION_CATEGORIES = [
-  'Getting started',
-  'Concepts',
-  'API reference',
-  'Operations',
-  'Reference',
-] as const;
+export { CATEGORIES as DOCUMENTATION_CATEGORIES } from '../../src/lib/categories.ts';

@@ -1,20 +1,6 @@
-import { ERROR_CATALOGUE, ERRORS_PAGE_PATH } from '@switchyard/shared';
+import { ERROR_CATALOGUE, ERRORS_PAGE_PATH, SITE_ERROR_CODES } from '@switchyard/shared';
 import { absolute, LICENSE, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import type { DocPage } from './site-pages.ts';
-
-/** Codes the docs API itself answers with (the control plane has more; see the errors page). */
-const SITE_API_CODES = [
-  'invalid_request',
-  'missing_parameter',
-  'not_found',
-  'method_not_allowed',
-  'not_acceptable',
-  'payload_too_large',
-  'rate_limited',
-  'internal_error',
-  'upstream_unavailable',
-  'service_unavailable',
-] as const;
 
 function pageLink(site: string, pages: DocPage[], pattern: RegExp, fallback: string): string {
   const page = pages.find((candidate) => pattern.test(candidate.slug));
@@ -23,7 +9,7 @@ function pageLink(site: string, pages: DocPage[], pattern: RegExp, fallback: str
 
 /** `/agents.md`: guidance for autonomous agents on using Switchyard and this documentation API. */
 export function agentsMd(site: string, pages: DocPage[]): string {
-  const codes = SITE_API_CODES.map((code) => {
+  const codes = SITE_ERROR_CODES.map((code) => {
     const entry = ERROR_CATALOGUE[code];
     return `| \`${code}\` | ${entry.status} | ${entry.resolution} |`;
   }).join('\n');

@@ -4,6 +4,8 @@
  * (apps/docs/server/api/limits.ts); a test checks that every route the server answers is
  * described here and that every operation described here is answered.
  */
+
+import { SITE_ERROR_CODES } from '@switchyard/shared';
 import {
   CATEGORY_MAX_LENGTH,
   DOCUMENTATION_CATEGORIES,
@@ -27,19 +29,6 @@ export const API_LIFECYCLE = {
     '/api/agent/page': '/api/v1/page',
   },
 } as const;
-
-const DOCS_ERROR_CODES = [
-  'invalid_request',
-  'missing_parameter',
-  'not_found',
-  'method_not_allowed',
-  'not_acceptable',
-  'payload_too_large',
-  'rate_limited',
-  'internal_error',
-  'upstream_unavailable',
-  'service_unavailable',
-];
 
 const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
@@ -188,8 +177,8 @@ const SCHEMAS: Json = {
       instance: { type: 'string', description: 'The request path that failed.' },
       code: {
         type: 'string',
-        description: `Machine-readable code. Codes used today: ${DOCS_ERROR_CODES.join(', ')}. New codes may be added; treat an unknown code as a generic failure of its status class.`,
-        examples: DOCS_ERROR_CODES,
+        description: `Machine-readable code. Codes used today: ${SITE_ERROR_CODES.join(', ')}. New codes may be added; treat an unknown code as a generic failure of its status class.`,
+        examples: [...SITE_ERROR_CODES],
       },
       resolution: { type: 'string', description: 'What to do next.' },
       documentation_url: { type: 'string', format: 'uri' },

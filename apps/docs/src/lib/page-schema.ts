@@ -1,15 +1,8 @@
 import { z } from 'astro/zod';
 
-/** Sidebar groups, in the order readers meet them. */
-export const CATEGORIES = [
-  'Getting started',
-  'Concepts',
-  'API reference',
-  'Operations',
-  'Reference',
-] as const;
+import { CATEGORIES } from './categories.ts';
 
-export type Category = (typeof CATEGORIES)[number];
+export { CATEGORIES, type Category } from './categories.ts';
 
 /** The frontmatter every page of content/ must carry; the build fails on anything else. */
 export const PageFrontmatterSchema = z.object({
