@@ -271,10 +271,44 @@ describe('POST /api/v1/nodes/{id}/heartbeat', () => {
 
   it('accepts an empty body, no body and an empty version, counting them as ready', async () => {
     const id = uniqueNodeId();
-    await register(id);
+    await register(id, { version: '' });
     expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`)).status).toBe(200);
     expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {})).body.status).toBe('ready');
     expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: '' })).status).toBe(200);
+  });
+
+  it('applies an empty version to the instance registered with an empty version (0.0.0), not the newest', async () => {
+    const id = uniqueNodeId();
+    await register(id, { version: '' });
+    cp.clock.advance(1);
+    await register(id, { version: '2.0.0' });
+    const heartbeat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {
+      status: 'ready',
+      version: '',
+    });
+    expect(heartbeat.status).toBe(200);
+    expect(heartbeat.body.version).toBe('0.0.0');
+    const patch = await call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, { state: 'ready', version: '' });
+    expect(patch.body.version).toBe('0.0.0');
+    const report = await call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, {
+      status: 'degraded',
+      version: '',
+    });
+    expect(report.body.version).toBe('0.0.0');
+    const stop = await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`, { version: '' });
+    expect(stop.status).toBe(200);
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    const byVersion = Object.fromEntries(node.body.instances.map((i: any) => [i.version, i]));
+    expect(byVersion['0.0.0'].admin_state).toBe('stopped');
+    expect(byVersion['2.0.0'].admin_state).toBe('active');
+    expect(byVersion['2.0.0'].last_heartbeat).toBeNull();
+  });
+
+  it('answers 404 for an empty version when no instance was registered without a version', async () => {
+    const id = uniqueNodeId();
+    await register(id, { version: '1.0.0' });
+    const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: '' });
+    expectProblem(response, 404, 'not_found');
   });
 
   it('applies a heartbeat without version to the most recently registered instance', async () => {
@@ -694,7 +728,8 @@ describe('POST /api/v1/nodes/{id}/shutdown', () => {
 
   it('accepts the body the TypeScript SDK sends when it shuts itself down', async () => {
     const id = uniqueNodeId();
-    await register(id);
+    // An SDK without a configured version registers and shuts down with `version: ''`.
+    await register(id, { version: '' });
     const response = await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`, {
       reason: 'shutdown',
       version: '',

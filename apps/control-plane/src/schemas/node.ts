@@ -165,12 +165,14 @@ export interface NodeInstanceRecord extends NodeInstance {
 
 const LifecycleStatusSchema = z.enum(LIFECYCLE_STATUSES);
 
-// The TypeScript SDK sends `version: ''` when none is configured: that means "not given".
+// The TypeScript SDK sends `version: ''` when none is configured, and registered that instance
+// as '0.0.0', so '' must name the same instance. Only an absent version means "the most recently
+// registered instance".
 const OptionalVersion = z
   .string()
   .max(100)
   .optional()
-  .transform((v) => v || undefined);
+  .transform((v) => (v === undefined ? undefined : v || '0.0.0'));
 const Timestamp = z.union([z.string().max(100), z.number()]).optional();
 
 /**
