@@ -229,6 +229,45 @@ describe('POST /api/v1/nodes/register', () => {
     const bulk = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', { node_ids: ['a\u0000'] });
     expectProblem(bulk, 400, 'invalid_request');
   });
+
+  it('answers 400 naming the field for a lone UTF-16 surrogate in a value or key, which jsonb refuses', async () => {
+    const value = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, { metadata: { deep: ['ok', 'bad\ud800'] } }),
+    );
+    expectProblem(value, 400, 'invalid_request');
+    expect(value.body.errors).toContainEqual({
+      field: 'metadata.deep.1',
+      message: expect.stringMatching(/surrogate/),
+    });
+    const key = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, { metadata: { 'k\udc00': 1 } }),
+    );
+    expectProblem(key, 400, 'invalid_request');
+    expect(key.body.errors).toContainEqual({
+      field: 'metadata.k\udc00',
+      message: expect.stringMatching(/surrogate/),
+    });
+    // A proper surrogate pair (an emoji) is well formed and stored as given.
+    const id = uniqueNodeId();
+    expect((await register(id, { metadata: { mood: 'ok \ud83d\ude00' } })).metadata).toEqual({
+      mood: 'ok 😀',
+    });
+    const health = await call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, {
+      state: 'ready',
+      health: { note: '\udfff tail' },
+    });
+    expectProblem(health, 400, 'invalid_request');
+    expect(health.body.errors).toContainEqual({
+      field: 'health.note',
+      message: expect.stringMatching(/surrogate/),
+    });
+  });
 });
 
 describe('POST /api/v1/nodes/{id}/heartbeat', () => {

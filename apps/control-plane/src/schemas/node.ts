@@ -4,31 +4,51 @@ import { z } from 'zod';
 export const LIFECYCLE_STATUSES = ['starting', 'ready', 'degraded', 'offline'] as const;
 export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 
-/** The path of the first string (value or key) holding U+0000, which PostgreSQL text and jsonb cannot store. */
-export function findNul(value: unknown, path: (string | number)[] = []): (string | number)[] | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+declare global {
+  interface String {
+    /** ES2024, present in Node 20; the workspace typings stop at ES2023. */
+    isWellFormed(): boolean;
+  }
+}
+
+/** PostgreSQL text and jsonb cannot store U+0000, and jsonb refuses a lone UTF-16 surrogate. */
+function isUnstorable(text: string): boolean {
+  return text.includes('\u0000') || !text.isWellFormed();
+}
+
+/** The path of the first string (value or key) the database cannot store (see `isUnstorable`). */
+export function findUnstorable(
+  value: unknown,
+  path: (string | number)[] = [],
+): (string | number)[] | undefined {
+  if (typeof value === 'string') return isUnstorable(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findNul(value[i], [...path, i]);
+      const found = findUnstorable(value[i], [...path, i]);
       if (found) return found;
     }
     return undefined;
   }
   if (value && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (key.includes('\u0000')) return [...path, key];
-      const found = findNul(child, [...path, key]);
+      if (isUnstorable(key)) return [...path, key];
+      const found = findUnstorable(child, [...path, key]);
       if (found) return found;
     }
   }
   return undefined;
 }
 
-/** Refuses NUL characters anywhere in a body, naming where, instead of failing in the database. */
-function refuseNul(value: unknown, ctx: z.RefinementCtx): void {
-  const path = findNul(value);
+/** Refuses unstorable strings anywhere in a body, naming where, instead of failing in the database. */
+function refuseUnstorable(value: unknown, ctx: z.RefinementCtx): void {
+  const path = findUnstorable(value);
   if (path)
-    ctx.addIssue({ code: 'custom', message: 'strings may not contain the NUL character (U+0000)', path });
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'strings may not contain the NUL character (U+0000) or a lone UTF-16 surrogate (U+D800 to U+DFFF)',
+      path,
+    });
 }
 
 const JsonObject = z.record(z.string(), z.unknown());
@@ -94,7 +114,7 @@ export const RegistrationSchema = z
     reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
     skills: z.array(SkillSpecSchema).max(1000).default([]),
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 export type Registration = z.infer<typeof RegistrationSchema>;
 
 /**
@@ -186,7 +206,7 @@ export const HeartbeatSchema = z
     version: OptionalVersion,
     timestamp: Timestamp,
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 export type Heartbeat = z.infer<typeof HeartbeatSchema>;
 
 /**
@@ -205,7 +225,7 @@ export const StatusUpdateSchema = z
     message: 'status and state disagree; send one of them',
     path: ['state'],
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 export type StatusUpdate = z.infer<typeof StatusUpdateSchema>;
 
 /** `POST /api/v1/nodes/{id}/lifecycle/status`: the agent says which state it is in now. */
@@ -215,7 +235,7 @@ export const LifecycleReportSchema = z
     version: OptionalVersion,
     reason: z.string().max(500).optional(),
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 export type LifecycleReport = z.infer<typeof LifecycleReportSchema>;
 
 /** Most node ids one bulk status request may name. */
@@ -226,7 +246,7 @@ export const BulkStatusSchema = z
   .object({
     node_ids: z.array(z.string().min(1).max(200)).min(1).max(BULK_STATUS_LIMIT),
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 
 /**
  * Body of `start`, `stop` and `shutdown` (all members optional, and so is the body): `version`
@@ -241,7 +261,7 @@ export const NodeActionSchema = z
     drain_timeout_ms: z.number().int().min(0).max(3_600_000).optional(),
     notify: z.boolean().optional(),
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 export type NodeAction = z.infer<typeof NodeActionSchema>;
 
 /** Query of `GET /api/ui/v1/nodes`. */
@@ -251,7 +271,7 @@ export const NodeListQuerySchema = z
     tag: z.string().min(1).max(100).optional(),
     node_id: z.string().min(1).max(200).optional(),
   })
-  .superRefine(refuseNul);
+  .superRefine(refuseUnstorable);
 
 /** Body of the refresh endpoints: optional, and no members are read yet. */
 export const RefreshSchema = z.object({});
