@@ -62,8 +62,39 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
     );
     await expectUnauthorized(
       await fetch(`${base}${PROTECTED}`, { headers: { 'X-API-Key': '' } }),
-      /X-API-Key/,
+      /needs the API key/,
     );
+  });
+
+  it('passes over an empty X-API-Key or an empty bearer token to the next carrier', async () => {
+    const emptyHeader = { 'X-API-Key': '' };
+    expect(
+      (await fetch(`${base}${PROTECTED}`, { headers: { ...emptyHeader, Authorization: `Bearer ${KEY}` } }))
+        .status,
+    ).toBe(200);
+    expect((await fetch(`${base}${PROTECTED}?api_key=${KEY}`, { headers: emptyHeader })).status).toBe(200);
+    expect(
+      (await fetch(`${base}${PROTECTED}?api_key=${KEY}`, { headers: { Authorization: 'Bearer ' } })).status,
+    ).toBe(200);
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}?api_key=wrong`, {
+        headers: { ...emptyHeader, Authorization: 'Bearer  ' },
+      }),
+      /api_key query parameter/,
+    );
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { Authorization: 'Bearer ' } }),
+      /needs the API key/,
+    );
+    // The same rule for raw requests (WebSocket upgrades), where header values are not trimmed.
+    expect(
+      checkApiKey(
+        { headers: { 'x-api-key': '  ', authorization: `Bearer ${KEY}` }, queryKey: undefined },
+        KEY,
+      ),
+    ).toEqual({
+      ok: true,
+    });
   });
 
   it('accepts the key as Authorization: Bearer and refuses a wrong one', async () => {
@@ -126,6 +157,16 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
     expect((await fetch(`${base}/ui/`)).status).toBe(404);
     expect((await fetch(`${base}/ui/nodes/x`)).status).toBe(404);
     expect((await fetch(`${base}/ui`)).status).toBe(404);
+  });
+
+  it('keeps the open paths open in any letter case, as the routers match them', async () => {
+    expect((await fetch(`${base}/API/V1/Health`)).status).toBe(200);
+    expect((await fetch(`${base}/METRICS`)).status).toBe(200);
+    expect((await fetch(`${base}/UI/nodes`)).status).toBe(404);
+    expect((await fetch(`${base}/Public/a`)).status).toBe(404);
+    // Case-folding opens nothing new: protected routes stay protected in any case.
+    await expectUnauthorized(await fetch(`${base}${PROTECTED.toUpperCase()}`), /needs the API key/);
+    expect(matchesPathPattern('/API/V1/HEALTH/', ['/api/v1/health'])).toBe(true);
   });
 
   it('keeps /api/ui/v1 (the UI data API) behind the key', async () => {

@@ -31,10 +31,15 @@ function trimSlash(path: string): string {
   return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
-/** True when `path` is named by one of the patterns (exact, or `prefix/*`). */
+/**
+ * True when `path` is named by one of the patterns (exact, or `prefix/*`). Case is ignored because
+ * the routers match paths case-insensitively: `/API/V1/HEALTH` reaches the health route, so it
+ * must be as open as `/api/v1/health`.
+ */
 export function matchesPathPattern(path: string, patterns: readonly string[]): boolean {
-  const candidate = trimSlash(path);
-  return patterns.some((pattern) => {
+  const candidate = trimSlash(path.toLowerCase());
+  return patterns.some((raw) => {
+    const pattern = raw.toLowerCase();
     if (pattern.endsWith('/*')) {
       const prefix = pattern.slice(0, -2);
       return candidate === prefix || candidate.startsWith(`${prefix}/`);
@@ -63,19 +68,22 @@ function firstValue(value: string | string[] | undefined): string | undefined {
  * Checks the API key of a request. The first carrier present decides, in the spec's order:
  * `X-API-Key`, then `Authorization: Bearer`, then `?api_key=`; a wrong key in a higher carrier is
  * not rescued by a right one in a lower carrier. An Authorization header with another scheme
- * (e.g. Basic, from a proxy) is not a carrier of this key and is passed over.
+ * (e.g. Basic, from a proxy) is not a carrier of this key and is passed over, and so is an empty
+ * carrier: clients and proxies send `X-API-Key:` or `Bearer ` with an unset variable, which carries
+ * no key and must not hide one given lower down.
  */
 export function checkApiKey(carriers: KeyCarriers, apiKey: string): AuthOutcome {
-  const header = firstValue(carriers.headers['x-api-key']);
-  if (header !== undefined) {
+  const header = firstValue(carriers.headers['x-api-key'])?.trim();
+  if (header) {
     return keysMatch(header, apiKey)
       ? { ok: true }
       : { ok: false, detail: 'The X-API-Key header is not the API key.' };
   }
   const authorization = firstValue(carriers.headers.authorization);
-  const bearer = authorization ? /^Bearer[ \t]+(.*)$/i.exec(authorization.trim()) : null;
-  if (bearer) {
-    return keysMatch(bearer[1]!.trim(), apiKey)
+  const bearer = authorization ? /^Bearer(?:[ \t]+(.*))?$/i.exec(authorization.trim()) : null;
+  const token = bearer?.[1]?.trim();
+  if (token) {
+    return keysMatch(token, apiKey)
       ? { ok: true }
       : { ok: false, detail: 'The Authorization bearer token is not the API key.' };
   }
@@ -87,9 +95,10 @@ export function checkApiKey(carriers: KeyCarriers, apiKey: string): AuthOutcome 
   }
   return {
     ok: false,
-    detail: authorization
-      ? 'Authorization must use the Bearer scheme to carry the API key.'
-      : 'This endpoint needs the API key.',
+    detail:
+      authorization && !bearer
+        ? 'Authorization must use the Bearer scheme to carry the API key.'
+        : 'This endpoint needs the API key.',
   };
 }
 
