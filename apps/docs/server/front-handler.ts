@@ -29,6 +29,9 @@ export interface FrontHandlerDeps {
 const EXPOSED_HEADERS =
   'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-API-Version, Link, Location';
 
+/** Representations of a 404, in server preference order: the problem document wins ties. */
+const NOT_FOUND_OFFERS = ['application/problem+json', 'application/json', 'text/html'] as const;
+
 /**
  * Fingerprinted build assets and Pagefind's fragments do not spend the budget: one page view
  * loads several of them, and a reader typing into the search box fetches dozens. They still
@@ -71,15 +74,10 @@ export function createFrontHandler(
 
   function sendNotFound(req: IncomingMessage, res: ServerResponse, pathname: string): void {
     res.setHeader('Vary', 'Accept');
-    const preferred = negotiate(req.headers.accept, [
-      'text/html',
-      'application/json',
-      'application/problem+json',
-    ]);
-    const page =
-      preferred === 'text/html' || preferred === undefined
-        ? resolveStatic(deps.clientDir, '/404.html', '')
-        : undefined;
+    // Every non-2xx is a problem document (spec §7) unless the client ranks HTML above it, as
+    // browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
+    const preferred = negotiate(req.headers.accept, NOT_FOUND_OFFERS);
+    const page = preferred === 'text/html' ? resolveStatic(deps.clientDir, '/404.html', '') : undefined;
     if (page?.kind === 'file') {
       sendFile(req, res, page.file, '/404.html', 404);
       return;

@@ -153,7 +153,9 @@ function shareOperation(operationId: string, path: string): Json {
           'application/json': { schema: ref('schemas', 'RunBundle') },
         },
       },
-      '404': problemResponse('No share with that id (browsers get the HTML 404 page).'),
+      '404': problemResponse(
+        'No share with that id (`not_found`). A client that ranks text/html above JSON, as browsers do, gets the HTML 404 page instead.',
+      ),
       '405': ref('responses', 'MethodNotAllowed'),
       '406': problemResponse('The client accepts neither text/html nor application/json (`not_acceptable`).'),
       ...ALWAYS,

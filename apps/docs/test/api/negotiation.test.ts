@@ -177,6 +177,32 @@ describe('documentation pages and static files', () => {
       }
     });
 
+    it.each<[string, string | undefined]>([
+      ['no Accept', undefined],
+      ['*/*', '*/*'],
+      ['text/markdown', 'text/markdown'],
+      ['a type the site cannot produce', 'image/png'],
+      ['HTML refused', 'text/html;q=0'],
+    ])('answers a problem document, not the HTML page, for %s (spec §7)', async (_, accept) => {
+      const res = await get('/docs/nope', accept);
+      const problem = expectProblem(res, 404, 'not_found');
+      expect(problem.available_endpoints).toMatchObject({ searchDocumentation: expect.any(String) });
+      expect(res.headers.vary).toBe('Accept');
+      expectCommonHeaders(res, 10_000);
+    });
+
+    it('answers the HTML 404 page to the Accept header real browsers send', async () => {
+      for (const accept of [
+        'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+        'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8',
+      ]) {
+        const res = await get('/docs/nope', accept);
+        expect(res.status).toBe(404);
+        expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+        expect(res.text).toBe(site.read('404.html'));
+      }
+    });
+
     it('never serves index.html by name or files outside the build', async () => {
       expect((await get(`${page.path}/index.html`)).status).toBe(404);
       expect((await get('/../package.json')).status).toBe(404);

@@ -146,10 +146,12 @@ describe('properties: hostile input never breaks the server', () => {
           });
           const context = `${method} ${urlPath} Accept: ${headers.Accept}`;
           expect(res.status, context).toBeLessThan(500);
-          // A browser-style 404 page may answer clients that did not ask for JSON; every other
-          // error is a problem document.
+          // The HTML 404 page answers only clients that name text/html; every other error is a
+          // problem document.
           const htmlNotFound =
-            res.status === 404 && String(res.headers['content-type']).startsWith('text/html');
+            res.status === 404 &&
+            String(res.headers['content-type']).startsWith('text/html') &&
+            /text\/html/i.test(headers.Accept ?? '');
           if (!htmlNotFound && method !== 'HEAD') expectWellFormed(res, context);
         },
       ),

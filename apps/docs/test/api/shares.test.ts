@@ -130,7 +130,7 @@ describe('POST /api/v1/shares', () => {
     }
   });
 
-  it('answers 404 for an unknown share: the HTML 404 page for browsers, a problem for JSON clients', async () => {
+  it('answers 404 for an unknown share: the HTML 404 page for browsers, a problem for every other client', async () => {
     for (const id of ['run_0000000000000000000000000a', 'nope', 'run_../../etc']) {
       const html = await request(`${server.url}/s/${encodeURIComponent(id)}`, {
         headers: { Accept: 'text/html' },
@@ -141,6 +141,12 @@ describe('POST /api/v1/shares', () => {
         headers: { Accept: 'application/json' },
       });
       expectProblem(problem, 404, 'not_found');
+      // Spec §7: a client that does not rank HTML first gets the problem document too.
+      for (const headers of [{}, { Accept: '*/*' }] as Record<string, string>[]) {
+        const res = await request(`${server.url}/s/${encodeURIComponent(id)}`, { headers });
+        expectProblem(res, 404, 'not_found');
+        expect(res.headers.vary).toBe('Accept');
+      }
     }
   });
 
