@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODES_TOPIC } from '../src/events/index.ts';
+import type { NodeTransitions } from '../src/services/nodes-transitions.ts';
 import { createPresenceManager } from '../src/services/presence.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
 import { startChildAgent } from './helpers/child-agent.ts';
@@ -114,6 +115,74 @@ describe('presence sweep (heartbeat TTL 15 s)', () => {
         (e) => e.type === 'node.status_changed' && ids.includes(e.node_id) && e.new_status === 'offline',
       );
     expect(events).toHaveLength(ids.length);
+  });
+});
+
+describe('stopping the presence manager', () => {
+  it('waits for both a sweep and a reconcile pass that are under way at the same time', async () => {
+    // Holds each kind of transition until released, so both passes are caught mid-way.
+    const gates = new Map<
+      string,
+      { entered: Promise<void>; enter: () => void; open: () => void; opened: Promise<void> }
+    >();
+    for (const reason of ['heartbeat_expired', 'transition_timeout']) {
+      let enter = () => {};
+      let open = () => {};
+      const entered = new Promise<void>((done) => {
+        enter = done;
+      });
+      const opened = new Promise<void>((done) => {
+        open = done;
+      });
+      gates.set(reason, { entered, enter, open, opened });
+    }
+    const finished = new Set<string>();
+    const real = cp.runtime.transitions;
+    const transitions = {
+      ...real,
+      async statusChanged(...args: Parameters<NodeTransitions['statusChanged']>) {
+        const gate = gates.get(args[2]);
+        if (gate) {
+          gate.enter();
+          await gate.opened;
+          finished.add(args[2]);
+        }
+        return real.statusChanged(...args);
+      },
+    } as NodeTransitions;
+
+    // `stuck` has been starting for over 2 min but keeps its lease; `lapsed` lets its lease run out.
+    const stuck = uniqueNodeId('stuck');
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/nodes/register', registration(stuck, agent.url))).status,
+    ).toBe(201);
+    cp.clock.advance(130_000);
+    const lapsed = uniqueNodeId('lapsed');
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/nodes/register', registration(lapsed, agent.url))).status,
+    ).toBe(201);
+    cp.clock.advance(10_000);
+    await call(cp.base, 'POST', `/api/v1/nodes/${stuck}/heartbeat`, { status: 'starting' });
+    const later = cp.clock.now() + 6_000;
+
+    const manager = createPresenceManager({
+      db: cp.handle.db,
+      transitions,
+      clock: { now: () => later },
+      // The sweep starts first, so the reconcile pass is the one started last.
+      settings: { ...cp.runtime.lifecycle, sweepIntervalMs: 1, reconcileIntervalMs: 20 },
+    });
+    manager.start();
+    await gates.get('heartbeat_expired')!.entered;
+    await gates.get('transition_timeout')!.entered;
+    const stopped = manager.stop();
+    gates.get('transition_timeout')!.open();
+    // The sweep is released only later; stop() must not resolve before it has finished.
+    setTimeout(() => gates.get('heartbeat_expired')!.open(), 20);
+    await stopped;
+    expect([...finished].sort()).toEqual(['heartbeat_expired', 'transition_timeout']);
+    expect(await statusOf(lapsed)).toBe('offline');
+    expect(await statusOf(stuck)).toBe('degraded');
   });
 });
 

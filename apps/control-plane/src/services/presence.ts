@@ -39,7 +39,9 @@ export interface SweepReport {
 export function createPresenceManager(deps: PresenceDeps) {
   const logError = deps.logError ?? ((error, context) => console.error(`[control-plane] ${context}`, error));
   const timers: NodeJS.Timeout[] = [];
-  let inFlight: Promise<unknown> = Promise.resolve();
+  // Sweep and reconcile run on separate timers and may overlap, so stop() must wait for every
+  // pass under way, not only the one that started last.
+  const inFlight = new Set<Promise<unknown>>();
 
   async function tick(): Promise<SweepReport> {
     const now = deps.clock.now();
@@ -79,11 +81,13 @@ export function createPresenceManager(deps: PresenceDeps) {
     const timer = setInterval(() => {
       if (busy) return; // a slow database must not pile up overlapping passes
       busy = true;
-      inFlight = job()
+      const pass = job()
         .catch((error) => logError(error, name))
         .finally(() => {
           busy = false;
+          inFlight.delete(pass);
         });
+      inFlight.add(pass);
     }, periodMs);
     timer.unref();
     timers.push(timer);
@@ -101,7 +105,7 @@ export function createPresenceManager(deps: PresenceDeps) {
     },
     async stop(): Promise<void> {
       for (const timer of timers.splice(0)) clearInterval(timer);
-      await inFlight;
+      await Promise.all(inFlight);
     },
   };
 }
