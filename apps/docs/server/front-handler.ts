@@ -4,6 +4,7 @@ import type { ApiRouter } from './api/api-router.ts';
 import { availableEndpoints } from './api/route-specs.ts';
 import { negotiate } from './http/accept.ts';
 import { clientAddress } from './http/client-address.ts';
+import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
 import type { RateLimiter, RateLimitState } from './http/rate-limiter.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
 import { resolveStatic, type StaticFile, sendFile } from './http/static-files.ts';
@@ -42,10 +43,7 @@ function spendsBudget(pathname: string): boolean {
 }
 
 function setBudgetHeaders(res: ServerResponse, state: RateLimitState): void {
-  res.setHeader('RateLimit-Limit', state.limit);
-  res.setHeader('RateLimit-Remaining', state.remaining);
-  res.setHeader('RateLimit-Reset', state.resetSeconds);
-  res.setHeader('RateLimit-Policy', `${state.limit};w=${state.windowSeconds}`);
+  for (const [name, value] of Object.entries(budgetHeaders(state))) res.setHeader(name, value);
 }
 
 /** The path part of the request target, or undefined when the target is not a usable path. */
@@ -70,7 +68,7 @@ function parseTarget(
 export function createFrontHandler(
   deps: FrontHandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const deprecationLink = `<${deps.site}${deps.deprecationPolicyPath}>; rel="deprecation-policy"`;
+  const deprecationLink = deprecationPolicyLink(deps.site, deps.deprecationPolicyPath);
 
   function sendNotFound(req: IncomingMessage, res: ServerResponse, pathname: string): void {
     res.setHeader('Vary', 'Accept');

@@ -12,7 +12,9 @@ import { artifactFile } from './artifacts/artifact-file.ts';
 import { ManifestFileSchema, parseArtifact, SearchIndexFileSchema } from './artifacts/site-artifacts.ts';
 import { API_VERSION, createFrontHandler } from './front-handler.ts';
 import { loadAstroRenderer } from './http/astro-renderer.ts';
-import { createRateLimiter } from './http/rate-limiter.ts';
+import { peerAddress } from './http/client-address.ts';
+import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
+import { createRateLimiter, type RateLimiter } from './http/rate-limiter.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
 import { DEFAULT_SETTINGS, type DocsServerSettings, settingsFromEnv } from './settings.ts';
 import { docsMigrations } from './shares/migrations/index.ts';
@@ -49,24 +51,37 @@ function resolveSettings(options: DocsServerOptions): DocsServerSettings {
   } as DocsServerSettings;
 }
 
-/** Answers requests Node could not even parse with a problem document rather than a bare 400. */
-function answerClientError(socket: Socket, site: string): void {
+/**
+ * Answers requests Node could not even parse with a problem document rather than a bare 400.
+ * It carries the headers of every response (spec §4); the budget is only peeked, keyed on the
+ * socket's peer, because there are no parsed headers to read a forwarded address from.
+ */
+function answerClientError(
+  socket: Socket,
+  deps: { site: string; limiter: RateLimiter; deprecationLink: string },
+): void {
   if (!socket.writable) return;
   const body = JSON.stringify(
     buildProblem('invalid_request', {
       detail: 'The request could not be parsed as HTTP/1.1.',
       instance: '/',
-      docsBase: site,
+      docsBase: deps.site,
     }),
   );
-  socket.end(
-    'HTTP/1.1 400 Bad Request\r\n' +
-      `Content-Type: ${PROBLEM_CONTENT_TYPE}; charset=utf-8\r\n` +
-      `Content-Length: ${Buffer.byteLength(body)}\r\n` +
-      `X-API-Version: ${API_VERSION}\r\n` +
-      'Connection: close\r\n\r\n' +
-      body,
-  );
+  const headers: Record<string, string | number> = {
+    'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
+    'Content-Length': Buffer.byteLength(body),
+    'Cache-Control': 'no-store',
+    'X-Content-Type-Options': 'nosniff',
+    'X-API-Version': API_VERSION,
+    Link: deps.deprecationLink,
+    ...budgetHeaders(deps.limiter.peek(peerAddress(socket))),
+    Connection: 'close',
+  };
+  const head = Object.entries(headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
+  socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
 }
 
 /**
@@ -130,14 +145,15 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     getDocumentationPage: pageHandler({ index: searchIndex, clientDir }),
     createRunShare: createShareHandler({ store, maxBytes: settings.sharesMaxBytes }),
   });
+  const limiter = createRateLimiter({
+    limit: settings.rateLimit,
+    windowSeconds: settings.rateWindowSeconds,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const handler = createFrontHandler({
     clientDir,
     site,
-    limiter: createRateLimiter({
-      limit: settings.rateLimit,
-      windowSeconds: settings.rateWindowSeconds,
-      ...(options.now ? { now: options.now } : {}),
-    }),
+    limiter,
     trustedProxyHops: settings.trustedProxyHops,
     deprecationPolicyPath: settings.deprecationPolicyPath,
     api,
@@ -145,7 +161,10 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     logError,
   });
   server.on('request', handler);
-  server.on('clientError', (_error, socket: Socket) => answerClientError(socket, site));
+  const deprecationLink = deprecationPolicyLink(site, settings.deprecationPolicyPath);
+  server.on('clientError', (_error, socket: Socket) =>
+    answerClientError(socket, { site, limiter, deprecationLink }),
+  );
 
   return {
     url,

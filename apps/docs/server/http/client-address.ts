@@ -1,9 +1,15 @@
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 
 function normalise(address: string): string {
   const trimmed = address.trim();
   // An IPv4 client on a dual-stack socket shows up as ::ffff:a.b.c.d; it is the same client.
   return trimmed.startsWith('::ffff:') && trimmed.includes('.') ? trimmed.slice(7) : trimmed;
+}
+
+/** The address of the connection's peer, as the rate limit keys it when no proxy is trusted. */
+export function peerAddress(socket: Socket): string {
+  return normalise(socket.remoteAddress ?? 'unknown');
 }
 
 /**
@@ -12,7 +18,7 @@ function normalise(address: string): string {
  * it saw, so the entries further left are whatever the client chose to send.
  */
 export function clientAddress(req: IncomingMessage, trustedProxyHops: number): string {
-  const peer = normalise(req.socket.remoteAddress ?? 'unknown');
+  const peer = peerAddress(req.socket);
   if (trustedProxyHops <= 0) return peer;
   const header = req.headers['x-forwarded-for'];
   const raw = Array.isArray(header) ? header.join(',') : header;

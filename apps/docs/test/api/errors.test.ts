@@ -8,6 +8,7 @@ import {
   expectCommonHeaders,
   expectProblem,
   isolatedDist,
+  rawRequest,
   request,
   startTestServer,
 } from './support/docs-server.ts';
@@ -68,6 +69,21 @@ describe('errors of the site API', () => {
     expect(raw).toContain('application/problem+json');
     expect(raw).toContain('"code":"invalid_request"');
   });
+
+  it.each<[string, string]>([
+    ['garbage', 'GARBAGE\r\n\r\n'],
+    ['a 70 kB URL', `GET /api/v1/search?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
+    ['a 70 kB header', `GET /llms.txt HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`],
+    ['a bad Content-Length', 'POST /api/v1/shares HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n'],
+  ])(
+    'answers %s with a problem document carrying the headers of every response (spec §4)',
+    async (_, bytes) => {
+      const res = await rawRequest(server.url, bytes);
+      expectProblem(res, 400, 'invalid_request');
+      expectCommonHeaders(res, 10_000);
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+    },
+  );
 });
 
 describe('missing or corrupt generated artifacts', () => {

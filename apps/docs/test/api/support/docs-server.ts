@@ -1,5 +1,6 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isProblem, type Problem } from '@switchyard/shared';
@@ -116,6 +117,42 @@ export function request(url: string, options: RequestOptions = {}): Promise<Test
       }
     }
     req.end();
+  });
+}
+
+/**
+ * Sends raw bytes on a fresh connection and parses the first response, for requests an HTTP
+ * client will not produce (garbage, absolute-form targets, oversized lines).
+ */
+export function rawRequest(url: string, bytes: string | Buffer): Promise<TestResponse> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => socket.write(bytes));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // The server may close before reading everything sent; what it answered still counts.
+    socket.on('error', (error) => (chunks.length > 0 ? socket.destroy() : reject(error)));
+    socket.on('close', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const end = raw.indexOf('\r\n\r\n');
+      if (end < 0) {
+        reject(new Error(`no complete response head in ${JSON.stringify(raw.slice(0, 200))}`));
+        return;
+      }
+      const [statusLine = '', ...lines] = raw.slice(0, end).split('\r\n');
+      const headers: IncomingHttpHeaders = {};
+      for (const line of lines) {
+        const colon = line.indexOf(':');
+        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+      }
+      const text = raw.slice(end + 4);
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1] ?? 0),
+        headers,
+        text,
+        json: () => JSON.parse(text),
+      });
+    });
   });
 }
 

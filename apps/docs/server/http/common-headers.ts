@@ -1,0 +1,19 @@
+import type { RateLimitState } from './rate-limiter.ts';
+
+/**
+ * The RateLimit-* headers (spec §4) for a budget state. Shared by the request handler and by the
+ * raw answer to requests Node cannot parse, so both publish the same numbers in the same form.
+ */
+export function budgetHeaders(state: RateLimitState): Record<string, string> {
+  return {
+    'RateLimit-Limit': String(state.limit),
+    'RateLimit-Remaining': String(state.remaining),
+    'RateLimit-Reset': String(state.resetSeconds),
+    'RateLimit-Policy': `${state.limit};w=${state.windowSeconds}`,
+  };
+}
+
+/** The `Link` value pointing at the published deprecation policy (spec §4, §9). */
+export function deprecationPolicyLink(site: string, policyPath: string): string {
+  return `<${site}${policyPath}>; rel="deprecation-policy"`;
+}
