@@ -98,18 +98,27 @@ export function createFrontHandler(
     markdown: StaticFile | undefined,
   ): void {
     res.setHeader('Vary', 'Accept');
-    const offers = markdown ? (['text/html', 'text/markdown'] as const) : (['text/html'] as const);
-    const chosen = negotiate(req.headers.accept, offers);
+    // Every page is built with a markdown variant, so both are always on offer: a variant missing
+    // from dist is a broken build (502, as /api/v1/page answers), not a client asking wrongly.
+    const chosen = negotiate(req.headers.accept, ['text/html', 'text/markdown'] as const);
     if (!chosen) {
       throw new ProblemError(
         'not_acceptable',
-        markdown
-          ? `${pathname.slice(0, 200)} is available as text/html or text/markdown.`
-          : `${pathname.slice(0, 200)} is available as text/html only.`,
+        `${pathname.slice(0, 200)} is available as text/html or text/markdown.`,
       );
     }
     const markdownPath = pathname === '/' ? '/index.md' : `${pathname}.md`;
-    if (chosen === 'text/markdown' && markdown) {
+    if (chosen === 'text/markdown') {
+      if (!markdown) {
+        throw new ProblemError(
+          'upstream_unavailable',
+          `The generated markdown of ${pathname.slice(0, 200)} is missing on this server.`,
+          {
+            resolution:
+              'Request the page as text/html, or retry shortly; if it persists, the site build is incomplete and must be rebuilt.',
+          },
+        );
+      }
       res.setHeader('Content-Location', markdownPath);
       sendFile(req, res, markdown, markdownPath);
       return;

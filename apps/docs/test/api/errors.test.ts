@@ -151,6 +151,37 @@ describe('missing or corrupt generated artifacts', () => {
     writeFileSync(file, saved);
     expect((await request(`${server.url}/api/v1/page?path=${page.path}`)).json().markdown).toBe(saved);
   });
+
+  it('answers 502, not 406, to Accept: text/markdown on a page whose markdown variant is missing', async () => {
+    const page = site.pages[0]!;
+    const file = path.join(dist.clientDir, `${page.path}.md`);
+    const saved = original(`${page.path}.md`);
+    rmSync(file);
+    try {
+      for (const accept of ['text/markdown', 'text/markdown, text/html;q=0.5']) {
+        const res = await request(`${server.url}${page.path}`, { headers: { Accept: accept } });
+        const problem = expectProblem(res, 502, 'upstream_unavailable');
+        expect(problem.detail).toContain(page.path);
+        expect(res.headers.vary).toBe('Accept');
+        expect(res.headers['content-location']).toBeUndefined();
+        expectCommonHeaders(res, 10_000);
+      }
+      // The HTML is still there for clients that take it, and 406 stays for clients that take neither.
+      expect((await request(`${server.url}${page.path}`, { headers: { Accept: 'text/html' } })).status).toBe(
+        200,
+      );
+      expectProblem(
+        await request(`${server.url}${page.path}`, { headers: { Accept: 'application/json' } }),
+        406,
+        'not_acceptable',
+      );
+    } finally {
+      writeFileSync(file, saved);
+    }
+    const recovered = await request(`${server.url}${page.path}`, { headers: { Accept: 'text/markdown' } });
+    expect(recovered.status).toBe(200);
+    expect(recovered.text).toBe(saved);
+  });
 });
 
 describe('unexpected failures', () => {
