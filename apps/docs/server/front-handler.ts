@@ -6,6 +6,7 @@ import { negotiate } from './http/accept.ts';
 import { clientAddress } from './http/client-address.ts';
 import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
 import type { RateLimiter, RateLimitState } from './http/rate-limiter.ts';
+import { originForm } from './http/request-target.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
 import { resolveStatic, type StaticFile, sendFile } from './http/static-files.ts';
 import type { SharePages } from './shares/share-pages.ts';
@@ -48,9 +49,10 @@ function setBudgetHeaders(res: ServerResponse, state: RateLimitState): void {
 
 /** The path part of the request target, or undefined when the target is not a usable path. */
 function parseTarget(
-  rawUrl: string,
+  rawTarget: string,
 ): { pathname: string; search: string; query: URLSearchParams } | undefined {
-  if (!rawUrl.startsWith('/')) return undefined;
+  const rawUrl = originForm(rawTarget);
+  if (rawUrl === undefined) return undefined;
   try {
     const url = new URL(rawUrl, 'http://docs.invalid');
     // The URL parser resolves dot segments; the raw path is kept so `/a/../b` is not a way around rules.

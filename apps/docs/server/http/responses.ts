@@ -6,6 +6,7 @@ import {
   type Problem,
   type ProblemError,
 } from '@switchyard/shared';
+import { originForm } from './request-target.ts';
 
 /** Adds one link-value to the response's Link header, keeping the ones already set. */
 export function appendLink(res: ServerResponse, value: string): void {
@@ -58,7 +59,7 @@ export function problemOf(code: ErrorCode, detail: string, req: IncomingMessage,
 
 /** The request path (without the query) that failed, as RFC 9457's `instance` member. */
 export function instanceOf(req: IncomingMessage): string {
-  const raw = req.url ?? '/';
+  const raw = originForm(req.url ?? '/') ?? '/';
   const path = raw.split('?')[0] ?? '/';
   // Cap what is echoed back: an instance is a pointer, not a place to reflect a 64 KB path.
   return path.length > 2048 ? `${path.slice(0, 2048)}…` : path;

@@ -70,6 +70,38 @@ describe('errors of the site API', () => {
     expect(raw).toContain('"code":"invalid_request"');
   });
 
+  describe('absolute-form request targets (RFC 9112 §3.2.2)', () => {
+    const send = (target: string, headers = '') =>
+      rawRequest(server.url, `GET ${target} HTTP/1.1\r\nHost: x\r\n${headers}Connection: close\r\n\r\n`);
+
+    it('answers them exactly like the origin form', async () => {
+      for (const target of ['/api/v1/search?q=agent&limit=3', '/llms.txt', '/api/v1/topics']) {
+        const absolute = await send(`http://docs.example.com${target}`);
+        const origin = await request(`${server.url}${target}`);
+        expect(absolute.status, target).toBe(200);
+        expect(absolute.headers['content-type']).toBe(origin.headers['content-type']);
+        expect(absolute.text).toBe(origin.text);
+        expectCommonHeaders(absolute, 10_000);
+      }
+      const home = await send('HTTPS://X', 'Accept: text/html\r\n');
+      expect(home.status).toBe(200);
+      expect(home.headers['content-type']).toBe('text/html; charset=utf-8');
+    });
+
+    it('keeps dot segments unresolved and names the path alone as the instance', async () => {
+      const outside = expectProblem(await send('http://x/docs/../../package.json'), 404, 'not_found');
+      expect(outside.instance).toBe('/docs/../../package.json');
+      const missing = expectProblem(await send('http://x/api/v1/nope?q=1'), 404, 'not_found');
+      expect(missing.instance).toBe('/api/v1/nope');
+    });
+
+    it('still refuses targets that are neither origin nor absolute form', async () => {
+      for (const target of ['*', 'ftp://x/llms.txt', 'http:///llms.txt', 'llms.txt']) {
+        expectProblem(await send(target), 400, 'invalid_request');
+      }
+    });
+  });
+
   it.each<[string, string]>([
     ['garbage', 'GARBAGE\r\n\r\n'],
     ['a 70 kB URL', `GET /api/v1/search?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { negotiate, parseAccept } from '../../server/http/accept.ts';
 import { clientAddress } from '../../server/http/client-address.ts';
 import { createRateLimiter } from '../../server/http/rate-limiter.ts';
+import { originForm } from '../../server/http/request-target.ts';
 import { resolveStatic, safeSegments } from '../../server/http/static-files.ts';
 
 describe('Accept negotiation', () => {
@@ -71,5 +72,24 @@ describe('static path resolution', () => {
 
   it('finds nothing outside the client directory', () => {
     expect(resolveStatic('/nonexistent-dir', '/docs/x', '').kind).toBe('none');
+  });
+});
+
+describe('request target forms', () => {
+  it.each<[string, string | undefined]>([
+    ['/docs/a?q=1', '/docs/a?q=1'],
+    ['http://x/docs/a?q=1', '/docs/a?q=1'],
+    ['HTTPS://docs.example.com:8443/api/v1/search?q=x', '/api/v1/search?q=x'],
+    ['http://x', '/'],
+    ['http://x?q=1', '/?q=1'],
+    ['http://x/a/../b', '/a/../b'],
+    ['http://user@x/a', '/a'],
+    ['*', undefined],
+    ['docs.example.com:443', undefined],
+    ['ftp://x/a', undefined],
+    ['http:///a', undefined],
+    ['a/b', undefined],
+  ])('%s → %s', (target, expected) => {
+    expect(originForm(target)).toBe(expected);
   });
 });
