@@ -6,6 +6,7 @@ import { defaultConfig } from './config/load-config.ts';
 import { createInProcessEventBus, type EventBus, NODES_TOPIC } from './events/index.ts';
 import { apiKeyAuth } from './http/auth.ts';
 import { mountRouters } from './http/fallback.ts';
+import type { OpenStreams } from './http/open-streams.ts';
 import { problemMiddleware } from './http/problem-middleware.ts';
 import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.ts';
 import { discoveryRouter } from './routes/discovery.ts';
@@ -37,6 +38,10 @@ export interface AppDeps {
   nodeRuntime?: NodeRuntime;
   /** Interval of keep-alive comments on SSE streams; 15 s by default (tests shorten it). */
   sseKeepAliveMs?: number;
+  /** Registry of open SSE streams, so server.ts can end them when it shuts down. */
+  streams?: OpenStreams;
+  /** How long the health report waits for the database; 2 s by default. */
+  storageProbeTimeoutMs?: number;
   /** Where unexpected errors are reported; defaults to stderr. */
   logError?: (error: unknown, context: string) => void;
 }
@@ -71,7 +76,10 @@ export function createApp(deps: AppDeps): Koa {
 
   const health = createHealthService({
     version: VERSION,
-    probes: { storage: storageProbe(deps.db), cache: discovery.cacheProbe() },
+    probes: {
+      storage: storageProbe(deps.db, deps.storageProbeTimeoutMs),
+      cache: discovery.cacheProbe(),
+    },
   });
 
   const routers: Router[] = [
@@ -79,7 +87,7 @@ export function createApp(deps: AppDeps): Koa {
     metricsRouter({ metrics }),
     discoveryRouter({ discovery }),
     nodesRouter({ runtime: nodeRuntime }),
-    nodeEventsRouter({ events, keepAliveMs: deps.sseKeepAliveMs }),
+    nodeEventsRouter({ events, keepAliveMs: deps.sseKeepAliveMs, streams: deps.streams }),
   ];
 
   const app = new Koa();

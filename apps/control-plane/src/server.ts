@@ -5,6 +5,7 @@ import { createApp } from './app.ts';
 import type { Config } from './config/config.ts';
 import { loadConfig } from './config/load-config.ts';
 import { createEventBusFor, type EventBus } from './events/index.ts';
+import { createOpenStreams } from './http/open-streams.ts';
 import { createServiceMetrics } from './metrics/service-metrics.ts';
 import { controlPlaneMigrations } from './migrations/index.ts';
 import { createNodeRuntime, type NodeRuntime } from './services/nodes-runtime.ts';
@@ -18,6 +19,8 @@ export interface StartOptions {
   filePath?: string;
   /** Where start-up notes go; defaults to stdout. */
   log?: (line: string) => void;
+  /** How long close() lets requests in flight finish before cutting their connections; 10 s. */
+  shutdownGraceMs?: number;
 }
 
 export interface RunningServer {
@@ -28,7 +31,11 @@ export interface RunningServer {
   /** The node service; its background loops run from start until close(). */
   nodeRuntime: NodeRuntime;
   url: string;
-  /** Stops background loops, closes the HTTP server, the event bus and the database, in that order. */
+  /**
+   * Shuts down gracefully: stops accepting connections, ends event streams, lets requests in
+   * flight finish (up to `shutdownGraceMs`), then stops background loops and closes the event bus
+   * and the database.
+   */
   close(): Promise<void>;
 }
 
@@ -59,8 +66,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
 
   const nodeRuntime = createNodeRuntime({ db, events, lifecycle: config.nodes, health: config.nodeHealth });
-  const app = createApp({ db, config, events, nodeRuntime, metrics: createServiceMetrics() });
+  const streams = createOpenStreams();
+  const app = createApp({ db, config, events, nodeRuntime, streams, metrics: createServiceMetrics() });
   const server = createServer(app.callback());
+  const inFlight = trackRequests(server);
+  const graceMs = options.shutdownGraceMs ?? 10_000;
   try {
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
@@ -86,17 +96,49 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     url: `http://${host}:${port}`,
     close() {
       closing ??= (async () => {
-        // Loops first: a sweep or probe in flight finishes before its database goes away.
+        const stopped = new Promise<void>((done) => server.close(() => done()));
+        server.closeIdleConnections();
+        // Event streams never finish by themselves; ending them lets clients reconnect elsewhere.
+        streams.endAll();
+        await inFlight.drained(graceMs);
+        // Whatever is still open after the grace period (a stuck request, a keep-alive socket
+        // between requests) would hold server.close() open until it times out.
+        server.closeAllConnections();
+        await stopped;
+        // The database goes last: requests and background passes still use it until here.
         await nodeRuntime.stop();
-        await new Promise<void>((done) => {
-          server.close(() => done());
-          // Keep-alive and streaming connections would hold close() open until they time out.
-          server.closeAllConnections();
-        });
         await bus.close();
         await db.destroy();
       })();
       return closing;
+    },
+  };
+}
+
+/** Counts requests whose responses have not closed, so a shutdown can wait for them. */
+function trackRequests(server: Server) {
+  let active = 0;
+  const waiters = new Set<() => void>();
+  server.on('request', (_req, res) => {
+    active++;
+    res.once('close', () => {
+      active--;
+      if (active === 0) for (const wake of [...waiters]) wake();
+    });
+  });
+  return {
+    /** Resolves once no request is in flight, or after `limitMs`, whichever comes first. */
+    drained(limitMs: number): Promise<void> {
+      if (active === 0) return Promise.resolve();
+      return new Promise<void>((done) => {
+        const finish = () => {
+          clearTimeout(timer);
+          waiters.delete(finish);
+          done();
+        };
+        const timer = setTimeout(finish, limitMs);
+        waiters.add(finish);
+      });
     },
   };
 }

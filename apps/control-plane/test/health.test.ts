@@ -55,6 +55,50 @@ describe('GET /api/v1/health', () => {
   });
 });
 
+describe('GET /api/v1/health with the connection pool exhausted', () => {
+  it('answers 503 once the storage probe times out instead of waiting for a connection', async () => {
+    const app = createApp({ db: handle.db, storageProbeTimeoutMs: 100, logError: () => {} });
+    const local = createServer(app.callback());
+    await new Promise<void>((done) => local.listen(0, '127.0.0.1', done));
+    // Every pooled connection (PGlite has one) sits in a transaction until released.
+    const poolSize = (handle.db.client as { pool: { max: number } }).pool.max;
+    let release = () => {};
+    const released = new Promise<void>((done) => {
+      release = done;
+    });
+    let holding = 0;
+    let allHeld = () => {};
+    const held = new Promise<void>((done) => {
+      allHeld = done;
+    });
+    const holders = Array.from({ length: poolSize }, () =>
+      handle.db.transaction(async (trx) => {
+        await trx.raw('select 1');
+        if (++holding === poolSize) allHeld();
+        await released;
+      }),
+    );
+    try {
+      await held;
+      const { port } = local.address() as { port: number };
+      const response = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      expect(response.status).toBe(503);
+      const body = (await response.json()) as any;
+      expect(body.checks.storage).toMatchObject({
+        status: 'unhealthy',
+        message: expect.stringMatching(/did not answer/),
+      });
+      expect(body.checks.cache.status).toBe('healthy');
+    } finally {
+      release();
+      await Promise.all(holders);
+      await new Promise((done) => local.close(done));
+    }
+    // With connections free again the database reports healthy.
+    expect((await fetch(`${base}/api/v1/health`)).status).toBe(200);
+  });
+});
+
 describe('unknown routes and methods', () => {
   it('answers 404 not_found with available_endpoints for an unknown path', async () => {
     const response = await fetch(`${base}/api/v1/nope`);

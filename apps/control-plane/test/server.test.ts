@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -103,6 +104,55 @@ describe('startServer', () => {
     } finally {
       await running.close();
     }
+  });
+
+  it('shuts down gracefully: ends event streams, lets requests in flight finish, then closes the database', async () => {
+    const running = await startServer({ env: baseEnv(), log: () => {}, shutdownGraceMs: 30_000 });
+    const url = new URL(running.url);
+    // An event stream that stays open until the server ends it.
+    const stream = await fetch(`${running.url}/api/ui/v1/nodes/events`);
+    const reader = stream.body!.getReader();
+    await reader.read();
+    // A registration whose body is still arriving when close() is called.
+    const body = JSON.stringify({
+      id: `graceful-${randomBytes(4).toString('hex')}`,
+      base_url: 'http://127.0.0.1:9',
+    });
+    const answered = new Promise<{ status: number; text: string }>((done, fail) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: '/api/v1/nodes/register',
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8').on('data', (chunk: string) => {
+            text += chunk;
+          });
+          res.on('end', () => done({ status: res.statusCode ?? 0, text }));
+          res.on('error', fail);
+        },
+      );
+      req.on('error', fail);
+      // Once the server has the request, start closing, then send the rest of the body.
+      running.server.once('request', () => {
+        closing = running.close();
+        req.end(body.slice(10));
+      });
+      req.write(body.slice(0, 10));
+    });
+    let closing: Promise<void> | undefined;
+    // The stream ends cleanly (no reset) rather than being cut.
+    let ended = false;
+    while (!ended) ended = (await reader.read()).done;
+    const registered = await answered;
+    expect(registered.status).toBe(201);
+    expect(JSON.parse(registered.text).lifecycle_status).toBe('starting');
+    await closing;
+    await expect(fetch(`${running.url}/api/v1/health`)).rejects.toThrow();
   });
 
   it('refuses to start with an invalid configuration, naming the key and source', async () => {

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { EventBus } from '../events/event-bus.ts';
 import { NODES_TOPIC } from '../events/node-events.ts';
 import { parseWith } from '../http/json-body.ts';
+import type { OpenStreams } from '../http/open-streams.ts';
 import { KEEP_ALIVE_FRAME, nodeEventFrame } from '../services/node-events.ts';
 
 export interface NodeEventsRouterDeps {
@@ -11,6 +12,8 @@ export interface NodeEventsRouterDeps {
   keepAliveMs?: number;
   /** A client that stops reading is dropped once this much output is queued for it. */
   maxBufferedBytes?: number;
+  /** Where open streams are registered so a shutdown can end them. */
+  streams?: OpenStreams;
 }
 
 const QuerySchema = z.object({ node_id: z.string().min(1).max(200).optional() });
@@ -54,13 +57,16 @@ export function nodeEventsRouter(deps: NodeEventsRouterDeps): Router {
     });
     const timer = setInterval(() => send(KEEP_ALIVE_FRAME), keepAliveMs);
     timer.unref();
+    let forget = () => {};
     function close(): void {
       if (closed) return;
       closed = true;
       clearInterval(timer);
       unsubscribe();
+      forget();
       if (!res.writableEnded) res.end();
     }
+    if (deps.streams) forget = deps.streams.add(close);
     req.on('close', close);
     res.on('close', close);
     res.on('error', close);

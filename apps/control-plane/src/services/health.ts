@@ -40,10 +40,25 @@ function elapsed(started: number): number {
   return Math.round((performance.now() - started) * 1000) / 1000;
 }
 
-/** Probes the database with a real query. */
-export function storageProbe(db: Database): HealthProbe {
+/**
+ * Probes the database with a real query, giving up after `timeoutMs`: with the connection pool
+ * exhausted the query would wait for a connection (knex: up to a minute), and a health check that
+ * hangs tells a load balancer nothing, so the report answers unhealthy instead.
+ */
+export function storageProbe(db: Database, timeoutMs = 2_000): HealthProbe {
   return async () => {
-    await db.raw('select 1');
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, fail) => {
+      timer = setTimeout(
+        () => fail(new Error(`database did not answer within ${timeoutMs} ms (connection pool exhausted?)`)),
+        timeoutMs,
+      );
+    });
+    try {
+      await Promise.race([db.raw('select 1'), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
     return 'database reachable';
   };
 }
