@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { buildProblem, PROBLEM_CONTENT_TYPE } from '@switchyard/shared';
@@ -15,6 +15,7 @@ import { loadAstroRenderer } from './http/astro-renderer.ts';
 import { peerAddress } from './http/client-address.ts';
 import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
 import { createRateLimiter, type RateLimiter } from './http/rate-limiter.ts';
+import { originForm } from './http/request-target.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
 import { DEFAULT_SETTINGS, type DocsServerSettings, settingsFromEnv } from './settings.ts';
 import { docsMigrations } from './shares/migrations/index.ts';
@@ -161,6 +162,18 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     logError,
   });
   server.on('request', handler);
+  // Expect: 100-continue (RFC 9110 §10.1.1): a publish whose declared body is over the limit, or
+  // that sharing is off for, is refused without inviting the body; every other request is
+  // invited and handled as usual.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    const target = originForm(req.url ?? '') ?? '';
+    const publishing =
+      req.method === 'POST' && api.routeOf(target.split('?')[0]!)?.operationId === 'createRunShare';
+    const refused =
+      publishing && (!store || Number(req.headers['content-length'] ?? 0) > settings.sharesMaxBytes);
+    if (!refused) res.writeContinue();
+    handler(req, res);
+  });
   const deprecationLink = deprecationPolicyLink(site, settings.deprecationPolicyPath);
   server.on('clientError', (_error, socket: Socket) =>
     answerClientError(socket, { site, limiter, deprecationLink }),

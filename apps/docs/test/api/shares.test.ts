@@ -1,10 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ID_PATTERN } from '@switchyard/shared';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectCommonHeaders, expectProblem, request, startTestServer } from './support/docs-server.ts';
+import {
+  expectCommonHeaders,
+  expectProblem,
+  parseRawResponse,
+  request,
+  startTestServer,
+  type TestResponse,
+} from './support/docs-server.ts';
 
 function bundle(overrides: Record<string, unknown> = {}) {
   return {
@@ -45,6 +53,45 @@ const json = (value: unknown) => ({
   headers: { 'Content-Type': 'application/json' },
   body: JSON.stringify(value),
 });
+
+/**
+ * A POST with `Expect: 100-continue` on a raw socket: the body is sent only once the server
+ * answers 100 Continue, as curl and other clients do.
+ */
+function postExpectingContinue(
+  url: string,
+  contentLength: number,
+  body: string,
+): Promise<{ invited: boolean; final: TestResponse }> {
+  const { port, hostname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    let raw = '';
+    let invited = false;
+    const socket = connect(Number(port), hostname, () =>
+      socket.write(
+        `POST /api/v1/shares HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n` +
+          `Content-Length: ${contentLength}\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n`,
+      ),
+    );
+    socket.on('data', (chunk: Buffer) => {
+      raw += chunk.toString('utf8');
+      const interim = /^HTTP\/1\.1 100 [^\r]*\r\n\r\n/.exec(raw);
+      if (interim && !invited) {
+        invited = true;
+        raw = raw.slice(interim[0].length);
+        socket.write(body);
+      }
+    });
+    socket.on('error', reject);
+    socket.on('close', () => {
+      try {
+        resolve({ invited, final: parseRawResponse(raw) });
+      } catch (error) {
+        reject(error);
+      }
+    });
+  });
+}
 
 describe('POST /api/v1/shares', () => {
   let database: TestDatabase;
@@ -247,6 +294,31 @@ describe('POST /api/v1/shares', () => {
     expectProblem(res, 413, 'payload_too_large');
   });
 
+  it('answers 413 to Expect: 100-continue with an oversized Content-Length without inviting the body', async () => {
+    const { invited, final } = await postExpectingContinue(
+      server.url,
+      16 * 1024 + 1,
+      'z'.repeat(16 * 1024 + 1),
+    );
+    expect(invited).toBe(false);
+    const problem = expectProblem(final, 413, 'payload_too_large');
+    expect(problem.error).toBe(problem.detail);
+    expect(final.headers.connection).toBe('close');
+    expect(final.headers['access-control-allow-origin']).toBe('*');
+    expectCommonHeaders(final, 10_000);
+  });
+
+  it('invites the body of an Expect: 100-continue publish within the limit and stores it', async () => {
+    const body = JSON.stringify(bundle());
+    const { invited, final } = await postExpectingContinue(server.url, Buffer.byteLength(body), body);
+    expect(invited).toBe(true);
+    expect(final.status).toBe(201);
+    const { id } = final.json();
+    expect(
+      (await request(`${server.url}/s/${id}`, { headers: { Accept: 'application/json' } })).json(),
+    ).toEqual(bundle());
+  });
+
   it('accepts a chunked body under the limit', async () => {
     const res = await publish({ ...json(bundle()), chunked: true });
     expect(res.status).toBe(201);
@@ -278,6 +350,14 @@ describe('run shares switched off (SHARES_ENABLED=false)', () => {
       503,
       'service_unavailable',
     );
+  });
+
+  it('does not invite the body of an Expect: 100-continue publish it will refuse', async () => {
+    const body = JSON.stringify(bundle());
+    const { invited, final } = await postExpectingContinue(server.url, Buffer.byteLength(body), body);
+    expect(invited).toBe(false);
+    expectProblem(final, 503, 'service_unavailable');
+    expectCommonHeaders(final);
   });
 });
 

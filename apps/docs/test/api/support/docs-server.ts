@@ -133,27 +133,32 @@ export function rawRequest(url: string, bytes: string | Buffer): Promise<TestRes
     // The server may close before reading everything sent; what it answered still counts.
     socket.on('error', (error) => (chunks.length > 0 ? socket.destroy() : reject(error)));
     socket.on('close', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      const end = raw.indexOf('\r\n\r\n');
-      if (end < 0) {
-        reject(new Error(`no complete response head in ${JSON.stringify(raw.slice(0, 200))}`));
-        return;
+      try {
+        resolve(parseRawResponse(Buffer.concat(chunks).toString('utf8')));
+      } catch (error) {
+        reject(error);
       }
-      const [statusLine = '', ...lines] = raw.slice(0, end).split('\r\n');
-      const headers: IncomingHttpHeaders = {};
-      for (const line of lines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      const text = raw.slice(end + 4);
-      resolve({
-        status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1] ?? 0),
-        headers,
-        text,
-        json: () => JSON.parse(text),
-      });
     });
   });
+}
+
+/** Parses one HTTP/1.1 response (head and the rest as its body) received on a raw socket. */
+export function parseRawResponse(raw: string): TestResponse {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end < 0) throw new Error(`no complete response head in ${JSON.stringify(raw.slice(0, 200))}`);
+  const [statusLine = '', ...lines] = raw.slice(0, end).split('\r\n');
+  const headers: IncomingHttpHeaders = {};
+  for (const line of lines) {
+    const colon = line.indexOf(':');
+    headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+  }
+  const text = raw.slice(end + 4);
+  return {
+    status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1] ?? 0),
+    headers,
+    text,
+    json: () => JSON.parse(text),
+  };
 }
 
 /** Asserts a complete problem document with the status and code. */
