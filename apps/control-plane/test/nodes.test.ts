@@ -426,6 +426,21 @@ describe('PATCH /api/v1/nodes/{id}/status', () => {
     expect(seen).toContainEqual(expect.objectContaining({ type: 'node.updated', node_id: id }));
   });
 
+  it('announces node.updated only when the custom health changed, not on every PATCH', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const updates = () => seen.filter((e) => e.type === 'node.updated' && e.node_id === id).length;
+    const patch = (health: Record<string, unknown>) =>
+      call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, { state: 'ready', health });
+    expect((await patch({ queue: 1 })).status).toBe(200);
+    expect(updates()).toBe(1);
+    expect((await patch({ queue: 1 })).body.health.custom).toEqual({ queue: 1 });
+    expect((await patch({ queue: 1 })).status).toBe(200);
+    expect(updates()).toBe(1);
+    await patch({ queue: 2 });
+    expect(updates()).toBe(2);
+  });
+
   it('answers 400 when status and state disagree, 404 for an unknown node', async () => {
     const id = uniqueNodeId();
     await register(id);

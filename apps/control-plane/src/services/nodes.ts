@@ -217,12 +217,16 @@ export function createNodeService(deps: NodeServiceDeps) {
     async updateStatus(nodeId: string, body: StatusUpdate): Promise<NodeInstanceRecord> {
       const claim = body.status ?? body.state ?? 'ready';
       const health = body.health;
-      const record = await signOfLife(nodeId, body.version, claim, (current) =>
-        health !== undefined && JSON.stringify(health) !== JSON.stringify(current.customHealth)
-          ? { customHealth: health }
-          : {},
-      );
-      if (health !== undefined) await deps.transitions.announce('node.updated', record);
+      // SDKs PATCH every few seconds, usually with the same health; node.updated makes every
+      // replica drop its discovery cache, so it is announced only when the stored health changed.
+      // `decide` may run again after a conflicting write: its last run is the one written.
+      let healthWritten = false;
+      const record = await signOfLife(nodeId, body.version, claim, (current) => {
+        healthWritten =
+          health !== undefined && JSON.stringify(health) !== JSON.stringify(current.customHealth);
+        return healthWritten ? { customHealth: health } : {};
+      });
+      if (healthWritten) await deps.transitions.announce('node.updated', record);
       return record;
     },
 
