@@ -1,6 +1,8 @@
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODES_TOPIC } from '../src/events/index.ts';
+import type { NodeInstanceRecord } from '../src/schemas/node.ts';
+import { groupByNode } from '../src/services/nodes-views.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
 import {
   call,
@@ -844,6 +846,32 @@ describe('GET /api/ui/v1/nodes', () => {
   it('answers 400 for an unknown status filter or a repeated parameter', async () => {
     expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?status=asleep'), 400, 'invalid_request');
     expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?tag=a&tag=b'), 400, 'invalid_request');
+  });
+});
+
+describe('groupByNode (bulk status, fleet refresh and the UI list)', () => {
+  it('groups instances by node id in first-seen order, keeping each group in the given order', () => {
+    const row = (nodeId: string, version: string) => ({ nodeId, version }) as NodeInstanceRecord;
+    const rows = [row('a', '1'), row('b', '1'), row('a', '2'), row('c', '1'), row('b', '2'), row('a', '3')];
+    const grouped = groupByNode(rows);
+    expect([...grouped.keys()]).toEqual(['a', 'b', 'c']);
+    expect(grouped.get('a')!.map((r) => r.version)).toEqual(['1', '2', '3']);
+    expect(grouped.get('b')![1]).toBe(rows[4]);
+    expect(groupByNode([]).size).toBe(0);
+  });
+
+  it('answers every instance of every node in the UI list and the fleet refresh', async () => {
+    const id = uniqueNodeId('grouped');
+    for (const version of ['1.0.0', '2.0.0', '3.0.0']) await register(id, { version });
+    const list = await call(cp.base, 'GET', `/api/ui/v1/nodes?node_id=${id}`);
+    expect(list.body.total).toBe(1);
+    expect(list.body.nodes[0].instances.map((i: any) => i.version).sort()).toEqual([
+      '1.0.0',
+      '2.0.0',
+      '3.0.0',
+    ]);
+    const refresh = await call(cp.base, 'POST', '/api/v1/nodes/status/refresh');
+    expect(refresh.body.nodes[id].instances).toHaveLength(3);
   });
 });
 

@@ -8,14 +8,13 @@ import {
   LifecycleReportSchema,
   NodeActionSchema,
   NodeIdSchema,
-  type NodeInstanceRecord,
   NodeListQuerySchema,
   RefreshSchema,
   RegistrationSchema,
   StatusUpdateSchema,
 } from '../schemas/node.ts';
 import type { NodeRuntime } from '../services/nodes-runtime.ts';
-import { bulkEntry, instanceView, nodeView, statusView } from '../services/nodes-views.ts';
+import { bulkEntry, groupByNode, instanceView, nodeView, statusView } from '../services/nodes-views.ts';
 
 /** Body limits: registrations carry schemas; the agent's periodic messages are small. */
 const REGISTRATION_LIMIT = 1024 * 1024;
@@ -88,8 +87,7 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
   router.post('/api/v1/nodes/status/refresh', async (ctx) => {
     parseWith(RefreshSchema, await optionalBody(ctx, ACTION_LIMIT));
     const { sweep, checks, instances } = await nodes.refreshAll();
-    const grouped = new Map<string, NodeInstanceRecord[]>();
-    for (const i of instances) grouped.set(i.nodeId, [...(grouped.get(i.nodeId) ?? []), i]);
+    const grouped = groupByNode(instances);
     ctx.body = {
       reconciled_at: toIso(now()),
       checked: checks.length,
@@ -171,8 +169,7 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
   router.get('/api/ui/v1/nodes', async (ctx) => {
     const query = parseWith(NodeListQuerySchema, ctx.query, 'query');
     const instances = await nodes.list({ nodeId: query.node_id, status: query.status, tag: query.tag });
-    const grouped = new Map<string, NodeInstanceRecord[]>();
-    for (const i of instances) grouped.set(i.nodeId, [...(grouped.get(i.nodeId) ?? []), i]);
+    const grouped = groupByNode(instances);
     const list = [...grouped.values()].map((group) => nodeView(group, now(), stale));
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { nodes: list, total: list.length };

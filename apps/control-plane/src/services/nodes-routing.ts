@@ -1,5 +1,4 @@
 import type { NodeInstanceRecord } from '../schemas/node.ts';
-import { type Executor, listNodeInstances } from '../storage/nodes.ts';
 import { isRoutable } from './nodes-lifecycle.ts';
 
 /**
@@ -20,13 +19,4 @@ export function chooseWeighted(
     if (point < 0) return instance;
   }
   return eligible[eligible.length - 1];
-}
-
-/** Reads the node's instances and picks one with {@link chooseWeighted}. */
-export async function pickInstance(
-  db: Executor,
-  nodeId: string,
-  random: () => number = Math.random,
-): Promise<NodeInstanceRecord | undefined> {
-  return chooseWeighted(await listNodeInstances(db, { nodeId }), random);
 }

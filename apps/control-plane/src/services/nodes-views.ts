@@ -1,6 +1,20 @@
 import type { LifecycleStatus, NodeInstanceRecord } from '../schemas/node.ts';
 import { compareStatus, isRoutable } from './nodes-lifecycle.ts';
 
+/**
+ * Instances grouped by node id, in the order each node first appears and each group in the given
+ * order (list queries already sort, so views keep that order). Linear: one map lookup per row.
+ */
+export function groupByNode(instances: Iterable<NodeInstanceRecord>): Map<string, NodeInstanceRecord[]> {
+  const grouped = new Map<string, NodeInstanceRecord[]>();
+  for (const instance of instances) {
+    const group = grouped.get(instance.nodeId);
+    if (group) group.push(instance);
+    else grouped.set(instance.nodeId, [instance]);
+  }
+  return grouped;
+}
+
 /** Health results of one instance as the API shows them. */
 export function healthView(instance: NodeInstanceRecord, now: number, staleThresholdMs: number) {
   const last = instance.lastHeartbeat ? Date.parse(instance.lastHeartbeat) : null;

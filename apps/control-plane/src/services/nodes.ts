@@ -22,6 +22,7 @@ import { moveAfterClaim, stateAtRegistration } from './nodes-lifecycle.ts';
 import { chooseWeighted } from './nodes-routing.ts';
 import type { Clock, NodeHealthSettings, NodeLifecycleSettings } from './nodes-settings.ts';
 import { movePatch, type NodeTransitions } from './nodes-transitions.ts';
+import { groupByNode } from './nodes-views.ts';
 import type { PresenceManager } from './presence.ts';
 
 /**
@@ -286,13 +287,7 @@ export function createNodeService(deps: NodeServiceDeps) {
 
     /** Instances of several nodes at once, grouped by node id (unknown ids are absent). */
     async bulk(nodeIds: string[]): Promise<Map<string, NodeInstanceRecord[]>> {
-      const grouped = new Map<string, NodeInstanceRecord[]>();
-      for (const instance of await listNodeInstances(deps.db, { nodeIds: [...new Set(nodeIds)] })) {
-        const list = grouped.get(instance.nodeId) ?? [];
-        list.push(instance);
-        grouped.set(instance.nodeId, list);
-      }
-      return grouped;
+      return groupByNode(await listNodeInstances(deps.db, { nodeIds: [...new Set(nodeIds)] }));
     },
 
     /**
