@@ -131,6 +131,52 @@ describe('POST /api/v1/nodes/register', () => {
     expect(response.body.version).toBe('0.0.0');
   });
 
+  it('treats null optional members (as SDKs serialize None) as absent', async () => {
+    const id = uniqueNodeId();
+    const nulls = {
+      description: null,
+      input_schema: null,
+      output_schema: null,
+      tags: null,
+      examples: null,
+    };
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, {
+        public_url: null,
+        tags: null,
+        metadata: null,
+        reasoners: [{ id: 'summarize', ...nulls, memory_config: null }],
+        skills: [{ id: 'word_count', ...nulls }],
+      }),
+    );
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ public_url: null, tags: [], metadata: {} });
+    expect(response.body.reasoners).toEqual([{ id: 'summarize', tags: [] }]);
+    expect(response.body.skills).toEqual([{ id: 'word_count', tags: [] }]);
+    const node = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
+    expect(node.body.reasoners).toEqual([{ id: 'summarize', tags: [] }]);
+    // Required members stay required: null is not an id or a base URL.
+    const missing = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, { base_url: null }),
+    );
+    expectProblem(missing, 400, 'invalid_request');
+    expect(missing.body.errors.map((e: any) => e.field)).toContain('base_url');
+    // A present member is still checked.
+    const wrong = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, { reasoners: [{ id: 'r', input_schema: 'nope' }] }),
+    );
+    expectProblem(wrong, 400, 'invalid_request');
+  });
+
   it('ignores unknown members so newer SDKs keep working', async () => {
     const id = uniqueNodeId();
     const response = await call(

@@ -53,6 +53,25 @@ function refuseUnstorable(value: unknown, ctx: z.RefinementCtx): void {
 
 const JsonObject = z.record(z.string(), z.unknown());
 
+/**
+ * An optional member that may also arrive as `null` (SDKs serialize None/nil that way): null
+ * means absent, so the stored record never holds null where the type promises a value.
+ */
+function nullable<T extends z.ZodType>(schema: T) {
+  // The outer optional() keeps the member optional in the inferred type.
+  return schema
+    .nullish()
+    .transform((value) => value ?? undefined)
+    .optional();
+}
+
+/** Like {@link nullable}, with the value an absent or null member stands for. */
+function nullableWithDefault<T extends z.ZodType>(schema: T, fallback: () => z.output<T>) {
+  return schema.nullish().transform((value): z.output<T> => value ?? fallback());
+}
+
+const Tags = nullableWithDefault(z.array(z.string().max(100)).max(100), () => []);
+
 /** A function id as agents register it: router prefixes arrive already joined as `<prefix>_<name>`. */
 const FunctionId = z
   .string()
@@ -63,23 +82,23 @@ const FunctionId = z
 /** One reasoner as an agent registers it (wire notes: id, input/output schema, tags, ...). */
 export const ReasonerSpecSchema = z.object({
   id: FunctionId,
-  description: z.string().max(4000).optional(),
-  input_schema: JsonObject.optional(),
-  output_schema: JsonObject.optional(),
-  tags: z.array(z.string().max(100)).max(100).default([]),
-  memory_config: JsonObject.optional(),
-  examples: z.array(z.unknown()).max(50).optional(),
+  description: nullable(z.string().max(4000)),
+  input_schema: nullable(JsonObject),
+  output_schema: nullable(JsonObject),
+  tags: Tags,
+  memory_config: nullable(JsonObject),
+  examples: nullable(z.array(z.unknown()).max(50)),
 });
 export type ReasonerSpec = z.infer<typeof ReasonerSpecSchema>;
 
 /** One skill as an agent registers it. */
 export const SkillSpecSchema = z.object({
   id: FunctionId,
-  description: z.string().max(4000).optional(),
-  input_schema: JsonObject.optional(),
-  output_schema: JsonObject.optional(),
-  tags: z.array(z.string().max(100)).max(100).default([]),
-  examples: z.array(z.unknown()).max(50).optional(),
+  description: nullable(z.string().max(4000)),
+  input_schema: nullable(JsonObject),
+  output_schema: nullable(JsonObject),
+  tags: Tags,
+  examples: nullable(z.array(z.unknown()).max(50)),
 });
 export type SkillSpec = z.infer<typeof SkillSpecSchema>;
 
@@ -104,13 +123,10 @@ export const RegistrationSchema = z
       .optional()
       .transform((v) => v || '0.0.0'),
     base_url: z.url({ protocol: /^https?$/ }).max(2000),
-    public_url: z
-      .url({ protocol: /^https?$/ })
-      .max(2000)
-      .optional(),
+    public_url: nullable(z.url({ protocol: /^https?$/ }).max(2000)),
     deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
-    tags: z.array(z.string().max(100)).max(100).default([]),
-    metadata: JsonObject.default({}),
+    tags: Tags,
+    metadata: nullableWithDefault(JsonObject, () => ({})),
     reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
     skills: z.array(SkillSpecSchema).max(1000).default([]),
   })
