@@ -275,6 +275,23 @@ describe('/search-index.json', () => {
     }
   });
 
+  it('has a passage for every h2 and h3 of each rendered page, even a heading with no text of its own', () => {
+    const { pages: indexed, passages } = index();
+    indexed.forEach((page: { path: string }, i: number) => {
+      const html = readBuilt(`${page.path}/index.html`);
+      const start = html.indexOf('<article');
+      const end = html.indexOf('</article>', start);
+      expect(start, page.path).toBeGreaterThanOrEqual(0);
+      // The article is the page body; page navigation inside it carries no section headings.
+      const article = html.slice(start, end).replace(/<nav\b[\s\S]*?<\/nav>/g, '');
+      const ids = [...article.matchAll(/<h[23]\b[^>]*\bid="([^"]+)"/g)].map((match) => match[1]);
+      const anchors = passages
+        .filter((passage: { page: number }) => passage.page === i)
+        .map((passage: { anchor: string }) => passage.anchor);
+      for (const id of ids) expect(anchors, `${page.path}#${id}`).toContain(id);
+    });
+  });
+
   it('agrees with the ids the link checker computes for every heading', () => {
     for (const page of docPages) {
       const body = page.source.replace(/^---\r?\n[\s\S]*?\r?\n---[ \t]*\r?\n/, '');

@@ -50,6 +50,26 @@ describe('pagePassages', () => {
   });
 });
 
+describe('pagePassages for headings without text of their own', () => {
+  it('keeps a passage, with the heading as its text, for a heading followed directly by a subheading or ending the page', () => {
+    const passages = pagePassages(
+      'Deploying',
+      ['## Storage backends', '', '### PostgreSQL', '', 'Set DATABASE_URL.', '', '## Appendix'].join('\n'),
+    );
+    expect(passages).toEqual([
+      { section: 'Storage backends', anchor: 'storage-backends', text: 'Storage backends' },
+      { section: 'PostgreSQL', anchor: 'postgresql', text: 'Set DATABASE_URL.' },
+      { section: 'Appendix', anchor: 'appendix', text: 'Appendix' },
+    ]);
+  });
+
+  it('still drops an empty stretch before the first heading', () => {
+    expect(pagePassages('Empty intro', '## Only\n\nText.')).toEqual([
+      { section: 'Only', anchor: 'only', text: 'Text.' },
+    ]);
+  });
+});
+
 describe('splitFrontmatter', () => {
   it('separates the YAML from a trimmed body and leaves files without frontmatter whole', () => {
     expect(splitFrontmatter('---\ntitle: A\n---\n\n# Body\n\n')).toEqual({

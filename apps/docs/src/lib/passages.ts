@@ -11,7 +11,8 @@ export interface Passage {
 }
 
 /**
- * Splits a page into one passage per `##`/`###` section, the unit the site API ranks and links to.
+ * Splits a page into one passage per `##`/`###` section, the unit the site API ranks and links to
+ * (every section, even one with no text before its first subheading).
  * Deeper headings stay inside their section; every heading still advances the slugger so anchors
  * match the ids of the rendered page.
  */
@@ -22,7 +23,10 @@ export function pagePassages(title: string, body: string): Passage[] {
   let current: Passage = { section: title, anchor: '', text: '' };
   let parts: string[] = [];
   const flush = () => {
-    const text = parts.join('\n\n').trim();
+    // A heading followed directly by a subheading has no text of its own; it still gets a
+    // passage, its heading as the text, so its words stay searchable and every rendered heading
+    // is listed among the page's sections. Only an empty stretch before the first heading goes.
+    const text = parts.join('\n\n').trim() || (current.anchor === '' ? '' : current.section);
     if (text !== '') passages.push({ ...current, text });
     parts = [];
   };
