@@ -1,11 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  buildProblem,
-  type ErrorCode,
-  PROBLEM_CONTENT_TYPE,
-  type Problem,
-  type ProblemError,
-} from '@switchyard/shared';
+import { PROBLEM_CONTENT_TYPE, type Problem, type ProblemError } from '@switchyard/shared';
 import { originForm } from './request-target.ts';
 
 /** Adds one link-value to the response's Link header, keeping the ones already set. */
@@ -50,11 +44,6 @@ export function sendProblem(
   res.setHeader('Cache-Control', 'no-store');
   // Content negotiation of the page is over once an error is chosen; the document stays the same.
   sendJson(res, problem.status, problem, `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
-}
-
-/** Builds a problem document without throwing, for callers that render it themselves. */
-export function problemOf(code: ErrorCode, detail: string, req: IncomingMessage, docsBase: string): Problem {
-  return buildProblem(code, { detail, instance: instanceOf(req), docsBase });
 }
 
 /** The request path (without the query) that failed, as RFC 9457's `instance` member. */

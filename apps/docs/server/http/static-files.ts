@@ -1,6 +1,6 @@
 import { createReadStream, type Stats, statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { join, sep } from 'node:path';
+import { join } from 'node:path';
 import { cacheControlOf, contentTypeOf } from './content-types.ts';
 
 /** A file of the build output that answers one request. */
@@ -76,11 +76,6 @@ export function resolveStatic(clientDir: string, urlPath: string, search: string
   const html = fileAt(join(base, 'index.html'));
   if (html) return { kind: 'page', html, markdown: fileAt(`${base}.md`) };
   return { kind: 'none' };
-}
-
-/** True when the path lies inside the directory (defence in depth after safeSegments). */
-export function isInside(dir: string, filePath: string): boolean {
-  return filePath === dir || filePath.startsWith(dir.endsWith(sep) ? dir : dir + sep);
 }
 
 function etagOf(stats: Stats): string {
