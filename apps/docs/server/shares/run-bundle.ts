@@ -23,8 +23,17 @@ export const EXECUTION_STATUSES = [
 
 const isoTimestamp = z.iso.datetime({ offset: true });
 
-/** A preview is text as the CLI cut it, or any JSON value (shown pretty-printed). */
-const Preview = z.union([z.string().max(MAX_PREVIEW), z.json()]).optional();
+/**
+ * A preview is text as the CLI cut it, or any JSON value (shown pretty-printed). The body was
+ * parsed from JSON, so any value already is JSON; it is kept as it came, because rebuilding it
+ * (as z.json() does) turns a "__proto__" key into a prototype and loses it.
+ */
+const Preview = z
+  .unknown()
+  .refine((value) => typeof value !== 'string' || value.length <= MAX_PREVIEW, {
+    message: `Too big: expected a string of at most ${MAX_PREVIEW} characters`,
+  })
+  .optional();
 
 export const RunNodeSchema = z
   .object({

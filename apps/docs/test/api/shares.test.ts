@@ -262,6 +262,19 @@ describe('POST /api/v1/shares', () => {
     );
   });
 
+  it('keeps a "__proto__" key inside a preview (found by the property test, seed 1534569615)', async () => {
+    const preview = '{"__proto__":null,"ok":[1,{"__proto__":"x"}]}';
+    const body = JSON.stringify(bundle({ nodes: [], edges: [] })).replace(
+      '"nodes":[]',
+      `"nodes":[{"execution_id":"p1","target":"a.b","status":"succeeded","output_preview":${preview}}]`,
+    );
+    const res = await publish({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+    expect(res.status).toBe(201);
+    const stored = (await request(res.json().url, { headers: { Accept: 'application/json' } })).text;
+    expect(JSON.parse(stored).nodes[0].output_preview).toEqual(JSON.parse(preview));
+    expect(Object.keys(JSON.parse(stored).nodes[0].output_preview)).toContain('__proto__');
+  });
+
   it('accepts id as a synonym of execution_id and drops unknown members', async () => {
     const nodes = [{ id: 'a1', target: 'a.b', status: 'running', duration_ms: null, extra: 1 }];
     const res = await publish(json({ ...bundle({ nodes, edges: [] }), cli_version: '1.2.3' }));
