@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type {
   AdminState,
   LifecycleStatus,
+  NodeInstance,
   NodeInstanceRecord,
   ReasonerSpec,
   SkillSpec,
@@ -90,17 +91,18 @@ function toRecord(row: InstanceRow): NodeInstanceRecord {
 }
 
 /** What a registration writes: the agent's description of itself. */
-export interface RegistrationValues {
-  nodeId: string;
-  version: string;
-  baseUrl: string;
-  publicUrl: string | null;
-  deploymentType: 'long_running' | 'serverless';
-  tags: string[];
-  metadata: Record<string, unknown>;
-  reasoners: ReasonerSpec[];
-  skills: SkillSpec[];
-}
+export type RegistrationValues = Pick<
+  NodeInstance,
+  | 'nodeId'
+  | 'version'
+  | 'baseUrl'
+  | 'publicUrl'
+  | 'deploymentType'
+  | 'tags'
+  | 'metadata'
+  | 'reasoners'
+  | 'skills'
+>;
 
 /** Columns a transition may change; absent members stay as they are. */
 export interface InstancePatch {
