@@ -1,3 +1,5 @@
+export * from './field-errors.ts';
 export * from './ids.ts';
+export * from './json-depth.ts';
 export * from './problem.ts';
 export * from './time.ts';

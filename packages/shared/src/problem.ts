@@ -208,3 +208,60 @@ export function isProblem(value: unknown): value is Problem {
     typeof v.documentation_url === 'string'
   );
 }
+
+/** A problem ready to send: status, the headers the error carries, and the document. */
+export interface RenderedProblem {
+  status: number;
+  headers: Record<string, string>;
+  body: Problem;
+  /** True when the error was not a ProblemError (a bug or an outage): the caller logs it. */
+  unexpected: boolean;
+}
+
+// Errors raised by libraries (body readers, routers) carry an HTTP status; the ones a client can
+// cause map to catalogue codes so nothing leaves either server without a problem document.
+const CODE_BY_STATUS: Record<number, ErrorCode> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  406: 'not_acceptable',
+  408: 'invalid_request',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'invalid_request',
+  429: 'rate_limited',
+};
+
+/**
+ * The one problem renderer of both apps: a ProblemError keeps its code and headers; a library
+ * error with a client status (`status`/`statusCode`, `expose` not false) maps to its code; anything
+ * else is a 500 internal_error that reveals nothing of the error.
+ */
+export function renderProblem(error: unknown, instance: string, docsBase?: string): RenderedProblem {
+  if (error instanceof ProblemError) {
+    return {
+      status: error.status,
+      headers: error.headers,
+      body: error.toProblem(instance, docsBase),
+      unexpected: false,
+    };
+  }
+  const e = error as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown } | null;
+  const status = Number(e?.status ?? e?.statusCode);
+  const code = CODE_BY_STATUS[status];
+  if (code && e?.expose !== false) {
+    const detail = typeof e?.message === 'string' && e.message ? e.message : ERROR_CATALOGUE[code].title;
+    const body = buildProblem(code, { detail, instance, docsBase });
+    // 408 and 415 have no code of their own; the status stays what the library meant.
+    body.status = status;
+    return { status, headers: {}, body, unexpected: false };
+  }
+  const body = buildProblem('internal_error', {
+    detail: 'The server failed to handle this request.',
+    instance,
+    docsBase,
+  });
+  return { status: 500, headers: {}, body, unexpected: true };
+}

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import {
   booleanSetting,
   choiceSetting,
@@ -7,7 +6,8 @@ import {
   listSetting,
   optionalTextSetting,
   textSetting,
-} from './value-schemas.ts';
+} from '@switchyard/shared/settings';
+import type { z } from 'zod';
 
 /** Capabilities a connector token may be granted (spec §5 item 7). */
 export const CONNECTOR_CAPABILITIES = [

@@ -1,5 +1,5 @@
-import { parseDuration } from '@switchyard/shared';
 import { z } from 'zod';
+import { parseDuration } from '../time.ts';
 
 // Every setting arrives either as a string (environment variables) or as whatever YAML produced
 // (a number, a list, a string). Each schema here accepts both shapes and says in plain words what
