@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkContent } from '../src/lib/content-check.ts';
 import { page, writeCorpus } from './support/run-build.ts';
@@ -68,7 +68,17 @@ describe('checkContent', () => {
       'no-keywords.md': '---\ntitle: T\ndescription: D\ncategory: Concepts\nkeywords: []\norder: 1\n---\n',
     });
     expect(problems.some((p) => p.startsWith('bad-yaml.md:1: frontmatter is not valid YAML'))).toBe(true);
+    // One problem, one line: the YAML parser's code frame stays out of the `file:line: problem` report.
+    for (const problem of problems) expect(problem).not.toContain('\n');
     expect(problems.filter((p) => p.startsWith('empty.md:1: frontmatter "'))).toHaveLength(5);
     expect(problems).toContainEqual(expect.stringMatching(/^no-keywords\.md:1: frontmatter "keywords"/));
+  });
+
+  it('parses frontmatter with the YAML library the whole monorepo uses (issue 8)', () => {
+    const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    const declared = { ...manifest.dependencies, ...manifest.devDependencies };
+    expect(declared).toHaveProperty('yaml');
+    expect(declared).not.toHaveProperty('js-yaml');
+    expect(declared).not.toHaveProperty('@types/js-yaml');
   });
 });

@@ -1,7 +1,7 @@
 import { type Dirent, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import yaml from 'js-yaml';
 import type { Nodes } from 'mdast';
+import { parse as parseYaml } from 'yaml';
 import { splitFrontmatter } from './markdown-source.ts';
 import { collectHeadings, parseMarkdown } from './markdown-tree.ts';
 import { CATEGORIES, PageFrontmatterSchema } from './page-schema.ts';
@@ -90,9 +90,11 @@ function checkFrontmatter(file: string, raw: string | null): ContentProblem[] {
   }
   let data: unknown;
   try {
-    data = yaml.load(raw);
+    data = parseYaml(raw);
   } catch (error) {
-    return [{ file, line: 1, message: `frontmatter is not valid YAML: ${(error as Error).message}` }];
+    // The yaml library appends a code frame after the first line; the report keeps one line per problem.
+    const reason = (error as Error).message.split('\n')[0];
+    return [{ file, line: 1, message: `frontmatter is not valid YAML: ${reason}` }];
   }
   const parsed = PageFrontmatterSchema.safeParse(data ?? {});
   if (parsed.success) return [];
