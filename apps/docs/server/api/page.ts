@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { ProblemError } from '@switchyard/shared';
+import { PAGE_PATH_MAX_LENGTH } from '../../contract/site-contract.ts';
 import { type ArtifactFile, artifactFile } from '../artifacts/artifact-file.ts';
 import type { IndexedPage } from '../artifacts/site-artifacts.ts';
 import { sendJson } from '../http/responses.ts';
 import type { Bm25Index } from '../search/bm25-index.ts';
 import type { ApiHandler } from './api-context.ts';
-import { PAGE_PATH_MAX_LENGTH } from './limits.ts';
 import { singleParam } from './query-params.ts';
 
 export interface PageSection {

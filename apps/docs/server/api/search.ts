@@ -1,15 +1,15 @@
 import { ProblemError } from '@switchyard/shared';
-import type { ArtifactFile } from '../artifacts/artifact-file.ts';
-import { sendJson } from '../http/responses.ts';
-import type { Bm25Index } from '../search/bm25-index.ts';
-import { buildSnippet } from '../search/snippet.ts';
-import type { ApiHandler } from './api-context.ts';
 import {
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
   SEARCH_LIMIT_MIN,
   SEARCH_QUERY_MAX_LENGTH,
-} from './limits.ts';
+} from '../../contract/site-contract.ts';
+import type { ArtifactFile } from '../artifacts/artifact-file.ts';
+import { sendJson } from '../http/responses.ts';
+import type { Bm25Index } from '../search/bm25-index.ts';
+import { buildSnippet } from '../search/snippet.ts';
+import type { ApiHandler } from './api-context.ts';
 import { singleParam } from './query-params.ts';
 
 /** One ranked passage as the search operation returns it. */

@@ -1,9 +1,9 @@
 import { ProblemError } from '@switchyard/shared';
+import { CATEGORY_MAX_LENGTH, CATEGORIES as DOCUMENTATION_CATEGORIES } from '../../contract/site-contract.ts';
 import type { ArtifactFile } from '../artifacts/artifact-file.ts';
 import type { ManifestFile } from '../artifacts/site-artifacts.ts';
 import { sendJsonText } from '../http/responses.ts';
 import type { ApiHandler } from './api-context.ts';
-import { CATEGORY_MAX_LENGTH, DOCUMENTATION_CATEGORIES } from './limits.ts';
 import { singleParam } from './query-params.ts';
 
 /** One documentation page as the topics operation lists it. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProblemError } from '@switchyard/shared';
-import { SHARE_ID_PREFIX } from '../api/limits.ts';
+import { SHARE_ID_PATTERN } from '../../contract/site-contract.ts';
 import { sharesDisabled } from '../api/shares.ts';
 import { negotiate } from '../http/accept.ts';
 import type { AstroRenderer } from '../http/astro-renderer.ts';
@@ -9,7 +9,7 @@ import type { RunShare } from './run-bundle.ts';
 import type { ShareStore } from './share-store.ts';
 
 const PERMALINK = /^\/(s|share)\/([^/]+)$/;
-const SHARE_ID = new RegExp(`^${SHARE_ID_PREFIX}_[0-9a-hjkmnp-tv-z]{26}$`);
+const SHARE_ID = new RegExp(SHARE_ID_PATTERN);
 
 // Published runs are immutable (there is no update or delete), so an hour of caching is safe.
 const SHARE_CACHE_CONTROL = 'public, max-age=3600';

@@ -1,6 +1,6 @@
 import { newId, toIso } from '@switchyard/shared';
 import type { Database } from '@switchyard/shared/db';
-import { SHARE_ID_PREFIX } from '../api/limits.ts';
+import { SHARE_ID_PREFIX } from '../../contract/site-contract.ts';
 import type { RunBundle } from './run-bundle.ts';
 
 /** A share as stored: the bundle and when it was published (the URL depends on the site). */

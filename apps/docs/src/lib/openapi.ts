@@ -1,20 +1,21 @@
 /**
  * The OpenAPI 3.1 description of the docs site API, served prerendered at /openapi.json. The
- * parameter bounds come from the same constants the front server enforces
- * (apps/docs/server/api/limits.ts); a test checks that every route the server answers is
+ * bounds come from the contract module the front server enforces them from
+ * (apps/docs/contract/site-contract.ts); a test checks that every route the server answers is
  * described here and that every operation described here is answered.
  */
 
 import { SITE_ERROR_CODES } from '@switchyard/shared';
 import {
   CATEGORY_MAX_LENGTH,
-  DOCUMENTATION_CATEGORIES,
+  CATEGORIES as DOCUMENTATION_CATEGORIES,
   PAGE_PATH_MAX_LENGTH,
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
   SEARCH_LIMIT_MIN,
   SEARCH_QUERY_MAX_LENGTH,
-} from '../../server/api/limits.ts';
+  SHARE_ID_PATTERN,
+} from '../../contract/site-contract.ts';
 
 type Json = Record<string, unknown>;
 
@@ -394,7 +395,7 @@ const SCHEMAS: Json = {
     type: 'object',
     required: ['id', 'url', 'workflow_id', 'title', 'created_at', 'node_count', 'edge_count'],
     properties: {
-      id: { type: 'string', pattern: '^run_[0-9a-hjkmnp-tv-z]{26}$' },
+      id: { type: 'string', pattern: SHARE_ID_PATTERN },
       url: {
         type: 'string',
         format: 'uri',

@@ -1,8 +1,8 @@
 import { z } from 'astro/zod';
 
-import { CATEGORIES } from './categories.ts';
+import { CATEGORIES } from '../../contract/site-contract.ts';
 
-export { CATEGORIES, type Category } from './categories.ts';
+export { CATEGORIES, type Category } from '../../contract/site-contract.ts';
 
 /** The frontmatter every page of content/ must carry; the build fails on anything else. */
 export const PageFrontmatterSchema = z.object({
