@@ -232,6 +232,7 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
   413: 'payload_too_large',
   415: 'invalid_request',
   429: 'rate_limited',
+  431: 'invalid_request',
 };
 
 /**
@@ -254,7 +255,7 @@ export function renderProblem(error: unknown, instance: string, docsBase?: strin
   if (code && e?.expose !== false) {
     const detail = typeof e?.message === 'string' && e.message ? e.message : ERROR_CATALOGUE[code].title;
     const body = buildProblem(code, { detail, instance, docsBase });
-    // 408 and 415 have no code of their own; the status stays what the library meant.
+    // 408, 415 and 431 have no code of their own; the status stays what the library meant.
     body.status = status;
     return { status, headers: {}, body, unexpected: false };
   }
