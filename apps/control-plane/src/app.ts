@@ -1,35 +1,47 @@
 import type Router from '@koa/router';
 import type { Database } from '@switchyard/shared/db';
 import Koa from 'koa';
-import type { Config } from './config/config.ts';
-import { defaultConfig } from './config/load-config.ts';
-import { createInProcessEventBus, type EventBus, NODES_TOPIC } from './events/index.ts';
-import { apiKeyAuth } from './http/auth.ts';
-import { mountRouters } from './http/fallback.ts';
-import type { OpenStreams } from './http/open-streams.ts';
-import { problemMiddleware } from './http/problem-middleware.ts';
-import { createServiceMetrics, type ServiceMetrics } from './metrics/service-metrics.ts';
-import { discoveryRouter } from './routes/discovery.ts';
-import { healthRouter } from './routes/health.ts';
-import { metricsRouter } from './routes/metrics.ts';
-import { nodeEventsRouter } from './routes/node-events.ts';
-import { nodesRouter } from './routes/nodes.ts';
-import { createDiscoveryService } from './services/discovery.ts';
-import { createHealthService, storageProbe } from './services/health.ts';
-import { createNodeRuntime, type NodeRuntime } from './services/nodes-runtime.ts';
-import { listNodeInstances } from './storage/nodes.ts';
-import { VERSION } from './version.ts';
+import { type Config, defaultConfig } from './config.ts';
+import {
+  createDiscoveryMetrics,
+  createDiscoveryService,
+  discoveryRouter,
+} from './modules/discovery/index.ts';
+import { createExecutionMetrics } from './modules/executions/index.ts';
+import { createHealthService, healthRouter, storageProbe } from './modules/health/index.ts';
+import { createMemoryMetrics } from './modules/memory/index.ts';
+import {
+  createNodeRuntime,
+  listNodeInstances,
+  NODES_TOPIC,
+  type NodeRuntime,
+  nodeEventsRouter,
+  nodesRouter,
+} from './modules/nodes/index.ts';
+import type { Clock } from './platform/clock.ts';
+import { createInProcessEventBus, type EventBus } from './platform/events/index.ts';
+import { apiKeyAuth } from './platform/http/auth.ts';
+import { mountRouters } from './platform/http/fallback.ts';
+import type { OpenStreams } from './platform/http/open-streams.ts';
+import { problemMiddleware } from './platform/http/problem-middleware.ts';
+import { requestLog } from './platform/http/request-log.ts';
+import { createLogger, type Logger } from './platform/logger.ts';
+import { createMetricsRegistry, type MetricsRegistry } from './platform/metrics/registry.ts';
+import { metricsRouter } from './platform/metrics/routes.ts';
+import { VERSION } from './platform/version.ts';
 
 export interface AppDeps {
   db: Database;
-  /** The validated configuration (see config/); defaults to defaultConfig(). */
+  /** The validated configuration (see config.ts); defaults to defaultConfig(). */
   config?: Config;
-  /** The metrics every service records into; defaults to a fresh registry. */
-  metrics?: ServiceMetrics;
-  /** Carries node events (and more) between services and replicas; defaults to an in-process bus. */
+  /** The registry every feature registers its metrics on; defaults to a fresh one. */
+  metrics?: MetricsRegistry;
+  /** Carries node events (and more) between features and replicas; defaults to an in-process bus. */
   events?: EventBus;
   /** Time source for caches and timers, so tests can drive time; defaults to Date. */
-  clock?: { now(): number };
+  clock?: Clock;
+  /** The app's logger; defaults to JSON lines on stdout at info. */
+  log?: Logger;
   /**
    * The node service and its background loops. server.ts creates it (with the same events and
    * clock) so it can start and stop the loops; when omitted the app builds one whose loops
@@ -42,15 +54,16 @@ export interface AppDeps {
   streams?: OpenStreams;
   /** How long the health report waits for the database; 2 s by default. */
   storageProbeTimeoutMs?: number;
-  /** Where unexpected errors are reported; defaults to stderr. */
-  logError?: (error: unknown, context: string) => void;
 }
 
-/** Builds the Koa app from its dependencies. It never listens: server.ts does, tests use callback(). */
+/**
+ * The composition root: builds the platform pieces (logger, metrics, events), then each feature
+ * from them, then the Koa app. It never listens: server.ts does, tests use callback().
+ */
 export function createApp(deps: AppDeps): Koa {
-  const logError = deps.logError ?? ((error, context) => console.error(`[control-plane] ${context}`, error));
   const config = deps.config ?? defaultConfig();
-  const metrics = deps.metrics ?? createServiceMetrics();
+  const log = deps.log ?? createLogger();
+  const registry = deps.metrics ?? createMetricsRegistry();
   const events = deps.events ?? createInProcessEventBus();
   const clock = deps.clock ?? Date;
 
@@ -62,17 +75,21 @@ export function createApp(deps: AppDeps): Koa {
       clock,
       lifecycle: config.nodes,
       health: config.nodeHealth,
-      logError,
+      log,
     });
 
   const discovery = createDiscoveryService({
     listInstances: () => listNodeInstances(deps.db),
-    metrics,
+    metrics: createDiscoveryMetrics(registry),
     cacheTtlMs: config.discovery.cacheTtlMs,
     clock,
   });
   // Any node change (registration, status, removal, update) may change a discovery answer.
   events.subscribe(NODES_TOPIC, () => discovery.invalidate());
+
+  // Registered now so that every metric of the spec is scraped from the start.
+  createExecutionMetrics(registry);
+  createMemoryMetrics(registry);
 
   const health = createHealthService({
     version: VERSION,
@@ -82,16 +99,18 @@ export function createApp(deps: AppDeps): Koa {
     },
   });
 
+  const streamOptions = { keepAliveMs: deps.sseKeepAliveMs, streams: deps.streams };
   const routers: Router[] = [
     healthRouter({ health }),
-    metricsRouter({ metrics }),
+    metricsRouter({ registry }),
     discoveryRouter({ discovery }),
     nodesRouter({ runtime: nodeRuntime }),
-    nodeEventsRouter({ events, keepAliveMs: deps.sseKeepAliveMs, streams: deps.streams }),
+    nodeEventsRouter({ events, ...streamOptions }),
   ];
 
   const app = new Koa();
-  app.use(problemMiddleware({ onUnexpected: (error, ctx) => logError(error, `${ctx.method} ${ctx.path}`) }));
+  app.use(requestLog(log));
+  app.use(problemMiddleware());
   app.use(apiKeyAuth(config.api.auth));
   for (const middleware of mountRouters(routers)) app.use(middleware);
   return app;

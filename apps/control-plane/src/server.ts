@@ -1,14 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApp } from './app.ts';
-import type { Config } from './config/config.ts';
-import { loadConfig } from './config/load-config.ts';
-import { createEventBusFor, type EventBus } from './events/index.ts';
-import { createOpenStreams } from './http/open-streams.ts';
-import { createServiceMetrics } from './metrics/service-metrics.ts';
+import { type Config, loadConfig } from './config.ts';
 import { controlPlaneMigrations } from './migrations/index.ts';
-import { createNodeRuntime, type NodeRuntime } from './services/nodes-runtime.ts';
+import { createNodeRuntime, type NodeRuntime } from './modules/nodes/runtime.ts';
+import { createEventBusFor, type EventBus } from './platform/events/index.ts';
+import { createOpenStreams } from './platform/http/open-streams.ts';
+import { createLogger, type Logger } from './platform/logger.ts';
 
 export interface StartOptions {
   /** A complete configuration to use as is; without it the configuration is loaded from `env`. */
@@ -17,14 +17,15 @@ export interface StartOptions {
   env?: NodeJS.ProcessEnv;
   /** The YAML config file; defaults to SERVICE_CONFIG_FILE, then ./switchyard.yaml if present. */
   filePath?: string;
-  /** Where start-up notes go; defaults to stdout. */
-  log?: (line: string) => void;
+  /** The app's logger; by default one built from the `logging` settings. */
+  log?: Logger;
   /** How long close() lets requests in flight finish before cutting their connections; 10 s. */
   shutdownGraceMs?: number;
 }
 
 export interface RunningServer {
   server: Server;
+  log: Logger;
   db: Database;
   events: EventBus;
   config: Config;
@@ -45,9 +46,13 @@ export interface RunningServer {
  * never read from it, so this is where the database is), then with the stored config applied.
  */
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
-  const log = options.log ?? ((line: string) => console.log(`[control-plane] ${line}`));
   const env = options.env ?? process.env;
-  let config = options.config ?? (await loadConfig({ env, filePath: options.filePath, log }));
+  // Notes from loading the config go to the logger once it exists (the config says which).
+  const notes: string[] = [];
+  const note = (line: string) => (options.log ? options.log.info(line) : notes.push(line));
+  let config = options.config ?? (await loadConfig({ env, filePath: options.filePath, log: note }));
+  const log = options.log ?? loggerFor(config, env);
+  for (const line of notes.splice(0)) log.info(line);
   const { databaseUrl, dataDir } = config.storage;
   const db = await openDatabase({
     url: databaseUrl,
@@ -57,17 +62,23 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   try {
     await migrateLatest(db, controlPlaneMigrations);
     if (!options.config && config.configSource === 'db') {
-      config = await loadConfig({ env, filePath: options.filePath, db, log });
+      config = await loadConfig({ env, filePath: options.filePath, db, log: (line) => log.info(line) });
     }
-    events = createEventBusFor(databaseUrl);
+    events = createEventBusFor(databaseUrl, log);
   } catch (error) {
     await db.destroy();
     throw error;
   }
 
-  const nodeRuntime = createNodeRuntime({ db, events, lifecycle: config.nodes, health: config.nodeHealth });
+  const nodeRuntime = createNodeRuntime({
+    db,
+    events,
+    lifecycle: config.nodes,
+    health: config.nodeHealth,
+    log,
+  });
   const streams = createOpenStreams();
-  const app = createApp({ db, config, events, nodeRuntime, streams, metrics: createServiceMetrics() });
+  const app = createApp({ db, config, events, nodeRuntime, streams, log });
   const server = createServer(app.callback());
   const inFlight = trackRequests(server);
   const graceMs = options.shutdownGraceMs ?? 10_000;
@@ -89,6 +100,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let closing: Promise<void> | undefined;
   return {
     server,
+    log,
     db,
     events: bus,
     config,
@@ -143,23 +155,36 @@ function trackRequests(server: Server) {
   };
 }
 
+/** The logger the `logging` settings ask for. */
+function loggerFor(config: Config, env: NodeJS.ProcessEnv): Logger {
+  const { level, format } = config.logging;
+  const pretty =
+    format === 'pretty' || (format === 'auto' && process.stdout.isTTY && env.NODE_ENV !== 'production');
+  return createLogger({ level, pretty });
+}
+
 async function main(): Promise<void> {
   const running = await startServer();
-  const { config } = running;
-  console.log(`[control-plane] listening on ${running.url}`);
-  console.log(
-    `[control-plane] database: ${config.storage.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded, in ${join(config.storage.dataDir, 'control-plane')}`}; config source: ${config.configSource}; API key: ${config.api.auth.apiKey ? 'required' : 'off'}`,
+  const { config, log } = running;
+  log.info(
+    {
+      url: running.url,
+      database: config.storage.databaseUrl ? 'postgresql' : join(config.storage.dataDir, 'control-plane'),
+      config_source: config.configSource,
+      api_key: config.api.auth.apiKey ? 'required' : 'off',
+    },
+    `listening on ${running.url}`,
   );
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    console.log(`[control-plane] ${signal}: shutting down`);
+    log.info(`${signal}: shutting down`);
     try {
       await running.close();
       process.exit(0);
     } catch (error) {
-      console.error('[control-plane] shutdown failed:', error);
+      log.error({ err: error }, 'shutdown failed');
       process.exit(1);
     }
   };
@@ -167,9 +192,13 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Compared as URLs, so a checkout under a path with spaces or non-ASCII names still starts.
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error) => {
-    console.error('[control-plane] failed to start:', error instanceof Error ? error.message : error);
+    // No logger may exist yet (the configuration itself can be what failed), so this goes to stderr.
+    process.stderr.write(
+      `control-plane failed to start: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
     process.exit(1);
   });
 }

@@ -3,10 +3,11 @@ import { isProblem } from '@switchyard/shared';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
-import type { Config } from '../src/config/config.ts';
-import { defaultConfig } from '../src/config/load-config.ts';
-import { checkApiKey, keysMatch, matchesPathPattern } from '../src/http/auth.ts';
+import type { Config } from '../src/config.ts';
+import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { checkApiKey, keysMatch, matchesPathPattern } from '../src/platform/http/auth.ts';
+import { silentLogger } from '../src/platform/logger.ts';
 
 const KEY = 's3cret-key';
 const PROTECTED = '/api/v1/discovery/capabilities';
@@ -17,7 +18,7 @@ const servers: Server[] = [];
 async function serve(configure: (config: Config) => void): Promise<string> {
   const config = defaultConfig();
   configure(config);
-  const server = createServer(createApp({ db: handle.db, config, logError: () => {} }).callback());
+  const server = createServer(createApp({ db: handle.db, config, log: silentLogger() }).callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;

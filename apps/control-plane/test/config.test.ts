@@ -3,15 +3,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, loadConfig, STORED_CONFIG_NAME } from '../src/config/load-config.ts';
-import { SETTING_KEYS, SETTINGS } from '../src/config/settings.ts';
+import { ConfigError, defaultConfig, loadConfig, SETTINGS, STORED_CONFIG_NAME } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import {
   deleteStoredConfig,
   getStoredConfig,
   listStoredConfigs,
   putStoredConfig,
-} from '../src/storage/configs.ts';
+} from '../src/modules/config-store/repository.ts';
+import { settingsTable } from '../src/platform/config/setting.ts';
 
 let handle: TestDatabase;
 let dir: string;
@@ -57,6 +57,7 @@ describe('loadConfig defaults', () => {
       server: { port: 8080, host: '127.0.0.1' },
       storage: { databaseUrl: undefined, dataDir: resolve('.data') },
       api: { auth: { apiKey: undefined, skipPaths: [] } },
+      logging: { level: 'info', format: 'auto' },
       nodes: {
         heartbeatTtlMs: 15_000,
         sweepIntervalMs: 5_000,
@@ -201,7 +202,7 @@ connector:
     expect(error.problems[0]).toMatch(/^node_health\.check_intervall: unknown setting .*check_interval/);
     expect(error.problems[1]).toMatch(/^loggin: unknown setting/);
     expect(error.problems[1]).toContain(
-      '(known here: server, storage, api, node_lifecycle, node_health, discovery,',
+      '(known here: server, storage, api, logging, node_lifecycle, node_health, discovery,',
     );
   });
 
@@ -283,7 +284,7 @@ describe('loadConfig from the environment', () => {
   });
 
   it('has one environment variable per setting, all different', () => {
-    const names = SETTING_KEYS.map((key) => SETTINGS[key].env);
+    const names = SETTINGS.map((s) => s.env);
     expect(new Set(names).size).toBe(names.length);
   });
 
@@ -429,12 +430,9 @@ describe('configs storage', () => {
 });
 
 describe('README settings table', () => {
-  it('documents every setting with its environment variable', () => {
+  it('is exactly the table rendered from the settings declarations', () => {
     const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
-    for (const key of SETTING_KEYS) {
-      const row = readme.split('\n').find((line) => line.startsWith(`| \`${key}\` |`));
-      expect(row, `README row for ${key}`).toBeDefined();
-      expect(row).toContain(`\`${SETTINGS[key].env}\``);
-    }
+    // Regenerate with `npx tsx scripts/settings-table.ts` after changing a declaration.
+    expect(readme).toContain(settingsTable(SETTINGS));
   });
 });

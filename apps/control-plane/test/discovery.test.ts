@@ -3,15 +3,19 @@ import { isProblem } from '@switchyard/shared';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
-import { defaultConfig } from '../src/config/load-config.ts';
-import { createInProcessEventBus, type EventBus, NODES_TOPIC } from '../src/events/index.ts';
-import { createServiceMetrics, type ServiceMetrics } from '../src/metrics/service-metrics.ts';
+import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
-import { DiscoveryQuerySchema } from '../src/schemas/discovery.ts';
-import type { LifecycleStatus, NodeInstance } from '../src/schemas/node.ts';
-import { createDiscoveryService } from '../src/services/discovery.ts';
-import { buildCapabilityListing, wildcardMatcher } from '../src/services/discovery-catalog.ts';
-import { findInstance, updateInstanceIfRevision } from '../src/storage/nodes.ts';
+import { buildCapabilityListing, wildcardMatcher } from '../src/modules/discovery/catalog.ts';
+import { createDiscoveryMetrics } from '../src/modules/discovery/metrics.ts';
+import { DiscoveryQuerySchema } from '../src/modules/discovery/schemas.ts';
+import { createDiscoveryService } from '../src/modules/discovery/service.ts';
+import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { findInstance, updateInstanceIfRevision } from '../src/modules/nodes/repository.ts';
+import type { LifecycleStatus, NodeInstance } from '../src/modules/nodes/schemas.ts';
+import { createInProcessEventBus, type EventBus } from '../src/platform/events/index.ts';
+import { silentLogger } from '../src/platform/logger.ts';
+import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/metrics/registry.ts';
+import { metricValue } from './helpers/metrics.ts';
 
 // ---------------------------------------------------------------------------------------------
 // A strict little XML reader: elements, attributes, text and the five entities plus character
@@ -94,7 +98,7 @@ const clock = { now: () => now };
 let handle: TestDatabase;
 let server: Server;
 let base: string;
-let metrics: ServiceMetrics;
+let metrics: MetricsRegistry;
 let events: EventBus;
 
 const HOSTILE_DESCRIPTION = 'Totals <b>&amp;</b> "quotes" \'apos\' \u0001bell ]]> done';
@@ -186,11 +190,11 @@ async function discoverJson(query = ''): Promise<any> {
 beforeAll(async () => {
   handle = await openTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
-  metrics = createServiceMetrics();
+  metrics = createMetricsRegistry();
   events = createInProcessEventBus();
   const config = defaultConfig();
   server = createServer(
-    createApp({ db: handle.db, config, metrics, events, clock, logError: () => {} }).callback(),
+    createApp({ db: handle.db, config, metrics, events, clock, log: silentLogger() }).callback(),
   );
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -614,8 +618,8 @@ describe('discovery input errors', () => {
 
 describe('discovery cache and metrics', () => {
   it('serves a repeated query from cache and counts hits and misses', async () => {
-    const hits = metrics.discoveryCacheHitsTotal.get();
-    const misses = metrics.discoveryCacheMissesTotal.get();
+    const hits = await metricValue(metrics, 'service_discovery_cache_hits_total');
+    const misses = await metricValue(metrics, 'service_discovery_cache_misses_total');
     const first = await discover('agent=research*&format=compact');
     expect(first.headers.get('x-discovery-cache')).toBe('miss');
     const firstBody = await first.text();
@@ -623,8 +627,8 @@ describe('discovery cache and metrics', () => {
     const second = await discover('format=compact&agent=RESEARCH*');
     expect(second.headers.get('x-discovery-cache')).toBe('hit');
     expect(await second.text()).toBe(firstBody);
-    expect(metrics.discoveryCacheHitsTotal.get()).toBe(hits + 1);
-    expect(metrics.discoveryCacheMissesTotal.get()).toBe(misses + 1);
+    expect(await metricValue(metrics, 'service_discovery_cache_hits_total')).toBe(hits + 1);
+    expect(await metricValue(metrics, 'service_discovery_cache_misses_total')).toBe(misses + 1);
   });
 
   it('keys the cache by the whole normalized query', async () => {
@@ -659,32 +663,63 @@ describe('discovery cache and metrics', () => {
 
   it('counts requests per format and status, durations per format, and filter usage', async () => {
     const before = {
-      xmlOk: metrics.discoveryRequestsTotal.get({ format: 'xml', status: 'success' }),
-      compactErr: metrics.discoveryRequestsTotal.get({ format: 'compact', status: 'error' }),
-      jsonErr: metrics.discoveryRequestsTotal.get({ format: 'json', status: 'error' }),
-      xmlTimed: metrics.discoveryRequestDurationSeconds.count({ format: 'xml' }),
-      tag: metrics.discoveryFilterUsageTotal.get({ filter_type: 'tag' }),
-      reasoner: metrics.discoveryFilterUsageTotal.get({ filter_type: 'reasoner' }),
-      agent: metrics.discoveryFilterUsageTotal.get({ filter_type: 'agent' }),
-      skill: metrics.discoveryFilterUsageTotal.get({ filter_type: 'skill' }),
-      health: metrics.discoveryFilterUsageTotal.get({ filter_type: 'health_status' }),
+      xmlOk: await metricValue(metrics, 'service_discovery_requests_total', {
+        format: 'xml',
+        status: 'success',
+      }),
+      compactErr: await metricValue(metrics, 'service_discovery_requests_total', {
+        format: 'compact',
+        status: 'error',
+      }),
+      jsonErr: await metricValue(metrics, 'service_discovery_requests_total', {
+        format: 'json',
+        status: 'error',
+      }),
+      xmlTimed: await metricValue(metrics, 'service_discovery_request_duration_seconds_count', {
+        format: 'xml',
+      }),
+      tag: await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'tag' }),
+      reasoner: await metricValue(metrics, 'service_discovery_filter_usage_total', {
+        filter_type: 'reasoner',
+      }),
+      agent: await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'agent' }),
+      skill: await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'skill' }),
+      health: await metricValue(metrics, 'service_discovery_filter_usage_total', {
+        filter_type: 'health_status',
+      }),
     };
     await discover('format=xml&tags=web&reasoner=x*');
     await discover('format=xml&tags=web&reasoner=x*'); // cached: still a request, still filter usage
     await discover('format=compact&limit=0');
     await discover('format=nonsense');
     await discover('agent=a&skill=b&health_status=active');
-    expect(metrics.discoveryRequestsTotal.get({ format: 'xml', status: 'success' })).toBe(before.xmlOk + 2);
-    expect(metrics.discoveryRequestsTotal.get({ format: 'compact', status: 'error' })).toBe(
-      before.compactErr + 1,
+    expect(
+      await metricValue(metrics, 'service_discovery_requests_total', { format: 'xml', status: 'success' }),
+    ).toBe(before.xmlOk + 2);
+    expect(
+      await metricValue(metrics, 'service_discovery_requests_total', { format: 'compact', status: 'error' }),
+    ).toBe(before.compactErr + 1);
+    expect(
+      await metricValue(metrics, 'service_discovery_requests_total', { format: 'json', status: 'error' }),
+    ).toBe(before.jsonErr + 1);
+    expect(
+      await metricValue(metrics, 'service_discovery_request_duration_seconds_count', { format: 'xml' }),
+    ).toBe(before.xmlTimed + 2);
+    expect(await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'tag' })).toBe(
+      before.tag + 2,
     );
-    expect(metrics.discoveryRequestsTotal.get({ format: 'json', status: 'error' })).toBe(before.jsonErr + 1);
-    expect(metrics.discoveryRequestDurationSeconds.count({ format: 'xml' })).toBe(before.xmlTimed + 2);
-    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'tag' })).toBe(before.tag + 2);
-    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'reasoner' })).toBe(before.reasoner + 2);
-    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'agent' })).toBe(before.agent + 1);
-    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'skill' })).toBe(before.skill + 1);
-    expect(metrics.discoveryFilterUsageTotal.get({ filter_type: 'health_status' })).toBe(before.health + 1);
+    expect(
+      await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'reasoner' }),
+    ).toBe(before.reasoner + 2);
+    expect(await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'agent' })).toBe(
+      before.agent + 1,
+    );
+    expect(await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'skill' })).toBe(
+      before.skill + 1,
+    );
+    expect(
+      await metricValue(metrics, 'service_discovery_filter_usage_total', { filter_type: 'health_status' }),
+    ).toBe(before.health + 1);
     const exposition = await (await fetch(`${base}/metrics`)).text();
     expect(exposition).toMatch(
       /^service_discovery_requests_total\{format="xml",status="success"\} [1-9]\d*$/m,
@@ -740,7 +775,7 @@ describe('discovery service', () => {
         if (calls === 1) await new Promise<void>((done) => (release = done));
         return [instance({})];
       },
-      metrics: createServiceMetrics(),
+      metrics: createDiscoveryMetrics(createMetricsRegistry()),
       cacheTtlMs: 30_000,
       clock,
     });
@@ -762,7 +797,7 @@ describe('discovery service', () => {
         calls += 1;
         return [instance({ reasoners: [{ id: 'r', tags: ['x'] }] })];
       },
-      metrics: createServiceMetrics(),
+      metrics: createDiscoveryMetrics(createMetricsRegistry()),
       cacheTtlMs: 30_000,
       clock,
     });
@@ -790,7 +825,7 @@ describe('discovery service', () => {
         calls += 1;
         return [];
       },
-      metrics: createServiceMetrics(),
+      metrics: createDiscoveryMetrics(createMetricsRegistry()),
       cacheTtlMs: 0,
       clock,
     });

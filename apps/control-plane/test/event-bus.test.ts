@@ -7,7 +7,7 @@ import {
   type EventBus,
   NOTIFY_PAYLOAD_LIMIT,
   type PostgresEventBus,
-} from '../src/events/index.ts';
+} from '../src/platform/events/index.ts';
 
 function collector() {
   const received: Array<Record<string, unknown>> = [];

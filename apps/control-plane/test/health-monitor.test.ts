@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODES_TOPIC } from '../src/events/index.ts';
-import { createHealthMonitor } from '../src/services/health-monitor.ts';
-import { httpHealthProbe } from '../src/services/health-monitor-probe.ts';
+import { createHealthMonitor } from '../src/modules/nodes/health-monitor.ts';
+import { httpHealthProbe } from '../src/modules/nodes/health-probe.ts';
+import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
 import { deadAgentUrl, startTestAgent, type TestAgent } from './helpers/agents.ts';
 import {
   call,

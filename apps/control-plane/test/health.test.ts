@@ -5,6 +5,7 @@ import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { silentLogger } from '../src/platform/logger.ts';
 
 let handle: TestDatabase;
 let server: Server;
@@ -13,7 +14,7 @@ let base: string;
 beforeAll(async () => {
   handle = await openTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
-  server = createServer(createApp({ db: handle.db, logError: () => {} }).callback());
+  server = createServer(createApp({ db: handle.db, log: silentLogger() }).callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const address = server.address() as { port: number };
   base = `http://127.0.0.1:${address.port}`;
@@ -38,7 +39,7 @@ describe('GET /api/v1/health', () => {
 
   it('answers 503 with an unhealthy storage check when the database is gone', async () => {
     const broken = await openTestDatabase();
-    const app = createApp({ db: broken.db, logError: () => {} });
+    const app = createApp({ db: broken.db, log: silentLogger() });
     await broken.close();
     const local = createServer(app.callback());
     await new Promise<void>((done) => local.listen(0, '127.0.0.1', done));
@@ -57,7 +58,7 @@ describe('GET /api/v1/health', () => {
 
 describe('GET /api/v1/health with the connection pool exhausted', () => {
   it('answers 503 once the storage probe times out instead of waiting for a connection', async () => {
-    const app = createApp({ db: handle.db, storageProbeTimeoutMs: 100, logError: () => {} });
+    const app = createApp({ db: handle.db, storageProbeTimeoutMs: 100, log: silentLogger() });
     const local = createServer(app.callback());
     await new Promise<void>((done) => local.listen(0, '127.0.0.1', done));
     // Every pooled connection (PGlite has one) sits in a transaction until released.

@@ -1,10 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { Counter, type Gauge, type Histogram } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
-import { Counter, DEFAULT_BUCKETS, Histogram, MetricsRegistry } from '../src/metrics/registry.ts';
-import { createServiceMetrics, type ServiceMetrics } from '../src/metrics/service-metrics.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { silentLogger } from '../src/platform/logger.ts';
+import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/metrics/registry.ts';
 
 interface Sample {
   name: string;
@@ -25,6 +26,7 @@ function parseExposition(text: string): Exposition {
   const samples: Sample[] = [];
   if (!text.endsWith('\n')) throw new Error('exposition must end with a line feed');
   for (const line of text.slice(0, -1).split('\n')) {
+    if (line === '') continue; // the format ignores empty lines
     let m = /^# HELP ([a-zA-Z_:][a-zA-Z0-9_:]*) (.*)$/.exec(line);
     if (m) {
       if (help.has(m[1]!)) throw new Error(`duplicate HELP for ${m[1]}`);
@@ -49,7 +51,8 @@ function parseExposition(text: string): Exposition {
     }
     const raw = m[3]!;
     const value = raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : Number(raw);
-    if (Number.isNaN(value) && raw !== 'NaN') throw new Error(`bad value in: ${line}`);
+    // Prometheus reads values with Go's ParseFloat, which takes NaN in any case (prom-client writes Nan).
+    if (Number.isNaN(value) && raw.toLowerCase() !== 'nan') throw new Error(`bad value in: ${line}`);
     samples.push({ name: m[1]!, labels, value });
   }
   return { help, types, samples };
@@ -62,13 +65,13 @@ function seriesOf(exposition: Exposition, name: string): Sample[] {
 let handle: TestDatabase;
 let server: Server;
 let base: string;
-let metrics: ServiceMetrics;
+let metrics: MetricsRegistry;
 
 beforeAll(async () => {
   handle = await openTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
-  metrics = createServiceMetrics();
-  server = createServer(createApp({ db: handle.db, metrics, logError: () => {} }).callback());
+  metrics = createMetricsRegistry();
+  server = createServer(createApp({ db: handle.db, metrics, log: silentLogger() }).callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
 });
@@ -101,12 +104,28 @@ describe('GET /metrics', () => {
       expect(exposition.types.get(name), name).toBe(type);
       expect(exposition.help.get(name), name).toMatch(/\w/);
     }
-    expect([...exposition.types.keys()].sort()).toEqual(SPEC_METRICS.map(([n]) => n).sort());
+    const ours = [...exposition.types.keys()].filter((name) => name.startsWith('service_'));
+    expect(ours.sort()).toEqual(SPEC_METRICS.map(([n]) => n).sort());
+  });
+
+  it('adds the standard process metrics: memory, heap, event-loop lag, GC and file descriptors', async () => {
+    const exposition = parseExposition(await (await fetch(`${base}/metrics`)).text());
+    for (const name of [
+      'process_resident_memory_bytes',
+      'process_cpu_seconds_total',
+      'process_open_fds',
+      'nodejs_heap_size_used_bytes',
+      'nodejs_eventloop_lag_seconds',
+      'nodejs_gc_duration_seconds',
+    ]) {
+      expect(exposition.types.has(name), name).toBe(true);
+    }
   });
 
   it('shows label-free series and known discovery label sets at zero from the start', async () => {
-    const fresh = createServiceMetrics();
-    const exposition = parseExposition(fresh.registry.render());
+    const fresh = createMetricsRegistry();
+    createApp({ db: handle.db, metrics: fresh, log: silentLogger() });
+    const exposition = parseExposition(await fresh.metrics());
     for (const name of [
       'service_discovery_cache_hits_total',
       'service_discovery_cache_misses_total',
@@ -151,11 +170,16 @@ describe('GET /metrics', () => {
   });
 
   it('carries every label of the spec once a series exists', async () => {
-    metrics.executionsTotal.inc({ node: 'agent-a', type: 'reasoner', status: 'succeeded' });
-    metrics.memoryOperationsTotal.inc({ type: 'set', scope: 'global' }, 2);
-    metrics.executionDurationSeconds.observe(0.3);
-    metrics.workflowDagDepth.observe(3);
-    metrics.queueDepth.set(4);
+    const metric = <T>(name: string) => metrics.getSingleMetric(name) as T;
+    metric<Counter>('service_executions_total').inc({
+      node: 'agent-a',
+      type: 'reasoner',
+      status: 'succeeded',
+    });
+    metric<Counter>('service_memory_operations_total').inc({ type: 'set', scope: 'global' }, 2);
+    metric<Histogram>('service_execution_duration_seconds').observe(0.3);
+    metric<Histogram>('service_workflow_dag_depth').observe(3);
+    metric<Gauge>('service_queue_depth').set(4);
     const exposition = parseExposition(await (await fetch(`${base}/metrics`)).text());
     for (const [name, type, labelNames] of SPEC_METRICS) {
       const sampleName = type === 'histogram' ? `${name}_count` : name;
@@ -191,49 +215,28 @@ describe('GET /metrics', () => {
 });
 
 describe('metrics registry', () => {
-  it('escapes label values and help text per the format', () => {
-    const registry = new MetricsRegistry();
-    const counter = registry.register(
-      new Counter({ name: 'test_total', help: 'line one\nback\\slash', labelNames: ['node'] as const }),
-    );
+  it('renders hostile label values (node ids come from agents) so the format still parses', async () => {
+    const registry = createMetricsRegistry();
+    const counter = new Counter({
+      name: 'test_total',
+      help: 'h',
+      labelNames: ['node'],
+      registers: [registry],
+    });
     const hostile = 'a"b\\c\nd}{,e="x"';
     counter.inc({ node: hostile });
-    const text = registry.render();
-    expect(text).toContain('# HELP test_total line one\\nback\\\\slash');
-    expect(text).toContain('test_total{node="a\\"b\\\\c\\nd}{,e=\\"x\\""} 1');
-    const exposition = parseExposition(text);
-    expect(exposition.samples[0]!.labels.node).toBe(hostile);
-    expect(exposition.help.get('test_total')).toBe('line one\nback\\slash');
+    const exposition = parseExposition(await registry.metrics());
+    expect(seriesOf(exposition, 'test_total')).toEqual([
+      { name: 'test_total', labels: { node: hostile }, value: 1 },
+    ]);
   });
 
-  it('keeps histogram buckets cumulative with +Inf, sum and count', () => {
-    const registry = new MetricsRegistry();
-    const histogram = registry.register(
-      new Histogram({ name: 'test_seconds', help: 'h', labelNames: ['format'] as const }),
-    );
-    for (const value of [0.001, 0.02, 0.02, 3, 99]) histogram.observe({ format: 'json' }, value);
-    const exposition = parseExposition(registry.render());
-    const buckets = seriesOf(exposition, 'test_seconds_bucket');
-    expect(buckets.map((b) => b.labels.le)).toEqual([...DEFAULT_BUCKETS.map(String), '+Inf']);
-    expect(buckets.map((b) => b.value)).toEqual([1, 1, 3, 3, 3, 3, 3, 3, 3, 4, 4, 5]);
-    expect(buckets.every((b) => b.labels.format === 'json')).toBe(true);
-    expect(seriesOf(exposition, 'test_seconds_count')[0]!.value).toBe(5);
-    expect(seriesOf(exposition, 'test_seconds_sum')[0]!.value).toBeCloseTo(102.041);
-  });
-
-  it('refuses misuse: negative increments, unknown or missing labels, bad names, duplicates', () => {
-    const registry = new MetricsRegistry();
-    const counter = registry.register(
-      new Counter({ name: 'x_total', help: 'x', labelNames: ['a'] as const }),
-    );
-    expect(() => counter.inc({ a: '1' }, -1)).toThrow(/cannot decrease/);
-    expect(() => counter.inc({ b: '1' } as never)).toThrow(/no label b/);
-    expect(() => counter.inc({} as never)).toThrow(/needs label a/);
-    expect(() => new Counter({ name: 'bad-name', help: 'x' })).toThrow(/invalid metric name/);
-    expect(() => new Histogram({ name: 'h', help: 'x', labelNames: ['le'] as const })).toThrow(/reserved/);
-    expect(() => registry.register(new Counter({ name: 'x_total', help: 'x' }))).toThrow(
-      /already registered/,
-    );
-    expect(() => new Histogram({ name: 'h2', help: 'x' }).observe(Number.NaN)).toThrow(/cannot observe/);
+  it('keeps apps built side by side apart: each app has its own registry', async () => {
+    const a = createMetricsRegistry();
+    const b = createMetricsRegistry();
+    createApp({ db: handle.db, metrics: a, log: silentLogger() });
+    createApp({ db: handle.db, metrics: b, log: silentLogger() });
+    (a.getSingleMetric('service_queue_depth') as Gauge).set(7);
+    expect(seriesOf(parseExposition(await b.metrics()), 'service_queue_depth')[0]!.value).toBe(0);
   });
 });

@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createInProcessEventBus, createPostgresEventBus, type EventBus } from '../src/events/index.ts';
-import { nodeEventFrame } from '../src/services/node-events.ts';
+import { nodeEventFrame } from '../src/modules/nodes/event-frames.ts';
+import {
+  createInProcessEventBus,
+  createPostgresEventBus,
+  type EventBus,
+} from '../src/platform/events/index.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
 import {
   call,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { NodeInstanceRecord } from '../src/schemas/node.ts';
-import { moveAfterClaim, moveAfterProbe, stateAtRegistration } from '../src/services/nodes-lifecycle.ts';
-import { chooseWeighted } from '../src/services/nodes-routing.ts';
+import { moveAfterClaim, moveAfterProbe, stateAtRegistration } from '../src/modules/nodes/lifecycle.ts';
+import { chooseWeighted } from '../src/modules/nodes/routing.ts';
+import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 
 const RULES = { consecutiveFailures: 3, recoveryDebounceMs: 60_000 };
 

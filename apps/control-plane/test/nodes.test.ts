@@ -1,8 +1,8 @@
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODES_TOPIC } from '../src/events/index.ts';
-import type { NodeInstanceRecord } from '../src/schemas/node.ts';
-import { groupByNode } from '../src/services/nodes-views.ts';
+import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
+import { groupByNode } from '../src/modules/nodes/views.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
 import {
   call,

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODES_TOPIC } from '../src/events/index.ts';
-import type { NodeTransitions } from '../src/services/nodes-transitions.ts';
-import { createPresenceManager } from '../src/services/presence.ts';
+import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { createPresenceManager } from '../src/modules/nodes/presence.ts';
+import type { NodeTransitions } from '../src/modules/nodes/transitions.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
 import { startChildAgent } from './helpers/child-agent.ts';
 import {

@@ -5,10 +5,12 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, STORED_CONFIG_NAME } from '../src/config/load-config.ts';
+import { ConfigError, defaultConfig, STORED_CONFIG_NAME } from '../src/config.ts';
+import { putStoredConfig } from '../src/modules/config-store/repository.ts';
+import { silentLogger } from '../src/platform/logger.ts';
 import { startServer } from '../src/server.ts';
-import { putStoredConfig } from '../src/storage/configs.ts';
 
 const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname;
 
@@ -78,7 +80,7 @@ describe('startServer', () => {
   });
 
   it('loads the config from the environment and applies the stored config with SERVICE_CONFIG_SOURCE=db', async () => {
-    const first = await startServer({ env: baseEnv(), log: () => {} });
+    const first = await startServer({ env: baseEnv(), log: silentLogger() });
     await putStoredConfig(first.db, {
       name: STORED_CONFIG_NAME,
       body: 'api:\n  auth:\n    api_key: from-the-database\ndiscovery:\n  cache_ttl: 5s\nstorage:\n  data_dir: /nowhere\n',
@@ -88,7 +90,7 @@ describe('startServer', () => {
     const lines: string[] = [];
     const running = await startServer({
       env: { ...baseEnv(), SERVICE_CONFIG_SOURCE: 'db' },
-      log: (l) => lines.push(l),
+      log: pino({}, { write: (line: string) => void lines.push(JSON.parse(line).msg) }),
     });
     try {
       expect(running.config.configSource).toBe('db');
@@ -107,7 +109,7 @@ describe('startServer', () => {
   });
 
   it('shuts down gracefully: ends event streams, lets requests in flight finish, then closes the database', async () => {
-    const running = await startServer({ env: baseEnv(), log: () => {}, shutdownGraceMs: 30_000 });
+    const running = await startServer({ env: baseEnv(), log: silentLogger(), shutdownGraceMs: 30_000 });
     const url = new URL(running.url);
     // An event stream that stays open until the server ends it.
     const stream = await fetch(`${running.url}/api/ui/v1/nodes/events`);
@@ -158,7 +160,9 @@ describe('startServer', () => {
   it('refuses to start with an invalid configuration, naming the key and source', async () => {
     const filePath = join(dir, 'bad.yaml');
     writeFileSync(filePath, 'node_health:\n  check_interval: abc\n');
-    const failure = await startServer({ env: baseEnv(), filePath, log: () => {} }).catch((error) => error);
+    const failure = await startServer({ env: baseEnv(), filePath, log: silentLogger() }).catch(
+      (error) => error,
+    );
     expect(failure).toBeInstanceOf(ConfigError);
     expect((failure as ConfigError).problems).toEqual([
       `node_health.check_interval: "abc" is not a duration (use 15s, 5m) — from file ${filePath}`,
@@ -166,12 +170,12 @@ describe('startServer', () => {
   });
 
   it('fails with EADDRINUSE when the port is taken', async () => {
-    const holder = await startServer({ env: baseEnv(), log: () => {} });
+    const holder = await startServer({ env: baseEnv(), log: silentLogger() });
     const port = new URL(holder.url).port;
     try {
       const failure = await startServer({
         env: { ...baseEnv(), SWITCHYARD_DATA_DIR: join(dir, 'data-second'), CONTROL_PLANE_PORT: port },
-        log: () => {},
+        log: silentLogger(),
       }).catch((error) => error);
       expect((failure as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
     } finally {
@@ -186,6 +190,14 @@ interface ChildRun {
   stderr: string;
 }
 
+/** The complete JSON log lines written so far. */
+function logLines(stdout: string): Array<{ msg: string; level: number; [field: string]: unknown }> {
+  return stdout
+    .split('\n')
+    .slice(0, -1)
+    .map((line) => JSON.parse(line));
+}
+
 /** Runs src/server.ts as a real process; `whenListening` gets the URL once it prints it. */
 function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, stop: () => void) => void) {
   return new Promise<ChildRun>((done, fail) => {
@@ -198,10 +210,10 @@ function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, 
     let announced = false;
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
-      const match = /listening on (http:\/\/\S+)/.exec(stdout);
-      if (match && !announced && whenListening) {
+      const listening = logLines(stdout).find((line) => line.msg.startsWith('listening on'));
+      if (listening && !announced && whenListening) {
         announced = true;
-        whenListening(match[1]!, () => child.kill('SIGTERM'));
+        whenListening(listening.url as string, () => child.kill('SIGTERM'));
       }
     });
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
@@ -224,9 +236,23 @@ describe('src/server.ts as a process', () => {
     });
     expect(run.stderr).toBe('');
     expect(health).toBe(200);
-    expect(run.stdout).toMatch(/\[control-plane\] listening on http:\/\/127\.0\.0\.1:\d+/);
-    expect(run.stdout).toMatch(/API key: off/);
-    expect(run.stdout).toMatch(/SIGTERM: shutting down/);
+    // Off a terminal the log is JSON lines: every line parses, with a level, a time and a message.
+    const lines = logLines(run.stdout);
+    for (const line of lines)
+      expect(line).toMatchObject({ level: expect.any(Number), time: expect.any(Number) });
+    const listening = lines.find((line) => line.msg.startsWith('listening on'));
+    expect(listening).toMatchObject({
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      api_key: 'off',
+    });
+    expect(lines.some((line) => line.msg === 'SIGTERM: shutting down')).toBe(true);
+    // One line per request, carrying the request id the response echoed.
+    expect(lines.find((line) => line.msg === 'request')).toMatchObject({
+      method: 'GET',
+      path: '/api/v1/health',
+      status: 200,
+      req_id: expect.stringMatching(/^req_/),
+    });
     expect(run.exitCode).toBe(0);
   });
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/services/nodes-settings.ts';
+import type { Clock } from '../../src/platform/clock.ts';
 
 /** A clock tests move by hand, so presence and health rules run without waiting. */
 export interface ManualClock extends Clock {

@@ -1,13 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { pino } from 'pino';
 import { createApp } from '../../src/app.ts';
-import { defaultConfig } from '../../src/config/load-config.ts';
-import { createInProcessEventBus, type EventBus } from '../../src/events/index.ts';
+import { defaultConfig } from '../../src/config.ts';
 import { controlPlaneMigrations } from '../../src/migrations/index.ts';
-import type { HealthProbe } from '../../src/services/health-monitor-probe.ts';
-import type { CountActiveExecutions, ShutdownNotifier } from '../../src/services/nodes.ts';
-import { createNodeRuntime, type NodeRuntime } from '../../src/services/nodes-runtime.ts';
-import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/services/nodes-settings.ts';
+import type { HealthProbe } from '../../src/modules/nodes/health-probe.ts';
+import { createNodeRuntime, type NodeRuntime } from '../../src/modules/nodes/runtime.ts';
+import type { CountActiveExecutions, ShutdownNotifier } from '../../src/modules/nodes/service.ts';
+import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/modules/nodes/settings.ts';
+import { createInProcessEventBus, type EventBus } from '../../src/platform/events/index.ts';
 import { type ManualClock, manualClock } from './clock.ts';
 
 /** A control plane on 127.0.0.1 with a clock the test moves and loops the test drives. */
@@ -47,7 +48,8 @@ export async function startTestControlPlane(
   const clock = manualClock();
   const events = options.events ?? createInProcessEventBus();
   const errors: unknown[] = [];
-  const logError = (error: unknown) => errors.push(error);
+  // Error-level log lines are kept (parsed) so a test can assert that nothing failed unseen.
+  const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line)) });
   const runtime = createNodeRuntime({
     db: handle.db,
     events,
@@ -58,7 +60,7 @@ export async function startTestControlPlane(
     notifyShutdown: options.notifyShutdown,
     countActiveExecutions: options.countActiveExecutions,
     drainPollMs: options.drainPollMs,
-    logError,
+    log,
   });
   const app = createApp({
     db: handle.db,
@@ -66,7 +68,7 @@ export async function startTestControlPlane(
     clock,
     nodeRuntime: runtime,
     sseKeepAliveMs: options.sseKeepAliveMs,
-    logError,
+    log,
   });
   const server = createServer(app.callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));

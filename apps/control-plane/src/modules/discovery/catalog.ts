@@ -1,0 +1,148 @@
+import type { LifecycleStatus, NodeInstance, ReasonerSpec, SkillSpec } from '../nodes/index.ts';
+import type { DiscoveryHealthStatus, DiscoveryQuery } from './schemas.ts';
+
+/** Discovery's health word for each lifecycle state. */
+export const HEALTH_BY_LIFECYCLE: Record<LifecycleStatus, DiscoveryHealthStatus> = {
+  ready: 'active',
+  offline: 'inactive',
+  degraded: 'degraded',
+  starting: 'unknown',
+};
+
+/** One reasoner or skill as discovery lists it; optional members follow the include_* flags. */
+export interface FunctionCapability {
+  id: string;
+  description?: string;
+  tags: string[];
+  input_schema?: Record<string, unknown>;
+  output_schema?: Record<string, unknown>;
+  examples?: unknown[];
+  invocation_target: string;
+}
+
+/** One registered node instance as discovery lists it. */
+export interface AgentCapability {
+  agent_id: string;
+  base_url: string;
+  version: string;
+  health_status: DiscoveryHealthStatus;
+  deployment_type: 'long_running' | 'serverless';
+  /** Null until the instance has sent its first heartbeat. */
+  last_heartbeat: string | null;
+  reasoners: FunctionCapability[];
+  skills: FunctionCapability[];
+}
+
+/** The full (json) discovery answer, spec §2 "Capability listing". */
+export interface CapabilityListing {
+  discovered_at: string;
+  total_agents: number;
+  total_reasoners: number;
+  total_skills: number;
+  pagination: { limit: number; offset: number; has_more: boolean };
+  capabilities: AgentCapability[];
+}
+
+/** A case-insensitive wildcard test: `*abc*` contains, `abc*` starts with, `*abc` ends with, else exact. */
+export function wildcardMatcher(pattern: string): (value: string) => boolean {
+  const p = pattern.toLowerCase();
+  const leading = p.startsWith('*');
+  const trailing = p.length > 1 && p.endsWith('*');
+  const core = p.slice(leading ? 1 : 0, trailing ? -1 : undefined);
+  if (leading && trailing) return (value) => value.toLowerCase().includes(core);
+  if (leading) return (value) => value.toLowerCase().endsWith(core);
+  if (trailing) return (value) => value.toLowerCase().startsWith(core);
+  return (value) => value.toLowerCase() === core;
+}
+
+function anyOf(patterns: string[]): ((value: string) => boolean) | undefined {
+  if (patterns.length === 0) return undefined;
+  const matchers = patterns.map(wildcardMatcher);
+  return (value) => matchers.some((match) => match(value));
+}
+
+function describe(
+  spec: ReasonerSpec | SkillSpec,
+  target: string,
+  include: DiscoveryQuery['include'],
+): FunctionCapability {
+  const capability: FunctionCapability = { id: spec.id, tags: spec.tags ?? [], invocation_target: target };
+  if (include.descriptions && spec.description !== undefined) capability.description = spec.description;
+  if (include.inputSchema && spec.input_schema !== undefined) capability.input_schema = spec.input_schema;
+  if (include.outputSchema && spec.output_schema !== undefined) capability.output_schema = spec.output_schema;
+  if (include.examples && spec.examples !== undefined) capability.examples = spec.examples;
+  return capability;
+}
+
+function byIdentity(a: NodeInstance, b: NodeInstance): number {
+  if (a.nodeId !== b.nodeId) return a.nodeId < b.nodeId ? -1 : 1;
+  return a.version.localeCompare(b.version, 'en', { numeric: true });
+}
+
+/**
+ * Applies a discovery query to the registered instances. Filters combine with AND:
+ * - agent patterns (any of them) select instances by node id; health_status by lifecycle state;
+ * - `reasoner` and `skill` each select functions of their kind; when only one of them is given,
+ *   the other kind is left out (a skill never matches a reasoner filter);
+ * - tag patterns keep functions carrying at least one matching tag;
+ * - with any function filter, instances left without functions drop out.
+ * Every instance (node id + version) is its own entry, sorted by node id then version; totals
+ * count the whole filtered result, the page is `limit` entries from `offset`.
+ */
+export function buildCapabilityListing(
+  instances: readonly NodeInstance[],
+  query: DiscoveryQuery,
+  discoveredAt: string,
+): CapabilityListing {
+  const agentMatch = anyOf(query.agents);
+  const reasonerMatch = query.reasoner === undefined ? undefined : wildcardMatcher(query.reasoner);
+  const skillMatch = query.skill === undefined ? undefined : wildcardMatcher(query.skill);
+  const tagMatch = anyOf(query.tags);
+  const functionFiltered = Boolean(reasonerMatch || skillMatch || tagMatch);
+  const keep = (
+    spec: ReasonerSpec | SkillSpec,
+    idMatch: ((id: string) => boolean) | undefined,
+    excluded: boolean,
+  ) => !excluded && (!idMatch || idMatch(spec.id)) && (!tagMatch || (spec.tags ?? []).some(tagMatch));
+
+  const matching: AgentCapability[] = [];
+  let totalReasoners = 0;
+  let totalSkills = 0;
+  for (const instance of [...instances].sort(byIdentity)) {
+    if (agentMatch && !agentMatch(instance.nodeId)) continue;
+    const health = HEALTH_BY_LIFECYCLE[instance.lifecycleStatus];
+    if (query.healthStatus && health !== query.healthStatus) continue;
+    const reasoners = instance.reasoners
+      .filter((r) => keep(r, reasonerMatch, Boolean(skillMatch && !reasonerMatch)))
+      .map((r) => describe(r, `${instance.nodeId}.${r.id}`, query.include));
+    const skills = instance.skills
+      .filter((s) => keep(s, skillMatch, Boolean(reasonerMatch && !skillMatch)))
+      .map((s) => describe(s, `${instance.nodeId}.skill:${s.id}`, query.include));
+    if (functionFiltered && reasoners.length === 0 && skills.length === 0) continue;
+    totalReasoners += reasoners.length;
+    totalSkills += skills.length;
+    matching.push({
+      agent_id: instance.nodeId,
+      base_url: instance.baseUrl,
+      version: instance.version,
+      health_status: health,
+      deployment_type: instance.deploymentType,
+      last_heartbeat: instance.lastHeartbeat,
+      reasoners,
+      skills,
+    });
+  }
+  const page = matching.slice(query.offset, query.offset + query.limit);
+  return {
+    discovered_at: discoveredAt,
+    total_agents: matching.length,
+    total_reasoners: totalReasoners,
+    total_skills: totalSkills,
+    pagination: {
+      limit: query.limit,
+      offset: query.offset,
+      has_more: query.offset + page.length < matching.length,
+    },
+    capabilities: page,
+  };
+}

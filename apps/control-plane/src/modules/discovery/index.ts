@@ -1,0 +1,5 @@
+/** Discovery: what the fleet can do right now, filtered, cached and rendered as json, xml or compact. */
+export { createDiscoveryMetrics } from './metrics.ts';
+export { discoveryRouter } from './routes.ts';
+export { createDiscoveryService, type DiscoveryService } from './service.ts';
+export { discoverySettings } from './settings.ts';

@@ -1,0 +1,3 @@
+/** The control plane's own health report (GET /api/v1/health), built from named probes. */
+export { healthRouter } from './routes.ts';
+export { createHealthService, type HealthProbe, type HealthService, storageProbe } from './service.ts';

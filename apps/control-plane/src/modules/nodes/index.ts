@@ -1,0 +1,13 @@
+/** Nodes: registration, heartbeats, presence, health monitoring, lifecycle and node events. */
+export { nodeEventsRouter } from './event-routes.ts';
+export { NODES_TOPIC, type NodeEvent } from './events.ts';
+export { listNodeInstances } from './repository.ts';
+export { nodesRouter } from './routes.ts';
+export { createNodeRuntime, type NodeRuntime, type NodeRuntimeDeps } from './runtime.ts';
+export type { LifecycleStatus, NodeInstance, ReasonerSpec, SkillSpec } from './schemas.ts';
+export {
+  type NodeHealthSettings,
+  type NodeLifecycleSettings,
+  nodeHealthSettings,
+  nodeLifecycleSettings,
+} from './settings.ts';

@@ -1,0 +1,414 @@
+import { toIso, toIsoOrNull } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type {
+  AdminState,
+  LifecycleStatus,
+  NodeInstance,
+  NodeInstanceRecord,
+  ReasonerSpec,
+  SkillSpec,
+  StatusReason,
+} from './schemas.ts';
+
+/** A database handle or an open transaction: every function here works inside either. */
+export type Executor = Knex | Knex.Transaction;
+
+/** Identifies one instance: a node id has one instance per registered version. */
+export interface InstanceKey {
+  nodeId: string;
+  version: string;
+}
+
+const TABLE = 'node_instances';
+
+interface InstanceRow {
+  node_id: string;
+  version: string;
+  base_url: string;
+  public_url: string | null;
+  deployment_type: 'long_running' | 'serverless';
+  tags: string[];
+  metadata: Record<string, unknown>;
+  reasoners: ReasonerSpec[];
+  skills: SkillSpec[];
+  traffic_weight: number;
+  lifecycle_status: LifecycleStatus;
+  status_reason: StatusReason;
+  status_changed_at: Date | string;
+  reported_status: LifecycleStatus | null;
+  admin_state: AdminState;
+  last_heartbeat: Date | string | null;
+  last_seen_at: Date | string;
+  lease_expires_at: Date | string | null;
+  health_failures: number;
+  healthy_since: Date | string | null;
+  last_check_at: Date | string | null;
+  last_check_ok: boolean | null;
+  last_check_status_code: number | null;
+  last_check_error: string | null;
+  last_check_duration_ms: number | null;
+  next_check_at: Date | string | null;
+  custom_health: Record<string, unknown> | null;
+  revision: number;
+  registered_at: Date | string;
+  updated_at: Date | string;
+}
+
+function toRecord(row: InstanceRow): NodeInstanceRecord {
+  return {
+    nodeId: row.node_id,
+    version: row.version,
+    baseUrl: row.base_url,
+    publicUrl: row.public_url,
+    deploymentType: row.deployment_type,
+    tags: row.tags,
+    metadata: row.metadata,
+    reasoners: row.reasoners,
+    skills: row.skills,
+    lifecycleStatus: row.lifecycle_status,
+    trafficWeight: row.traffic_weight,
+    lastHeartbeat: toIsoOrNull(row.last_heartbeat),
+    registeredAt: toIso(row.registered_at),
+    updatedAt: toIso(row.updated_at),
+    statusReason: row.status_reason,
+    statusChangedAt: toIso(row.status_changed_at),
+    reportedStatus: row.reported_status,
+    adminState: row.admin_state,
+    lastSeenAt: toIso(row.last_seen_at),
+    leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
+    health: {
+      consecutiveFailures: row.health_failures,
+      healthySince: toIsoOrNull(row.healthy_since),
+      lastCheckAt: toIsoOrNull(row.last_check_at),
+      lastCheckOk: row.last_check_ok,
+      lastCheckStatusCode: row.last_check_status_code,
+      lastCheckError: row.last_check_error,
+      lastCheckDurationMs: row.last_check_duration_ms,
+    },
+    customHealth: row.custom_health,
+    revision: row.revision,
+  };
+}
+
+/** What a registration writes: the agent's description of itself. */
+export type RegistrationValues = Pick<
+  NodeInstance,
+  | 'nodeId'
+  | 'version'
+  | 'baseUrl'
+  | 'publicUrl'
+  | 'deploymentType'
+  | 'tags'
+  | 'metadata'
+  | 'reasoners'
+  | 'skills'
+>;
+
+/** Columns a transition may change; absent members stay as they are. */
+export interface InstancePatch {
+  lifecycleStatus?: LifecycleStatus;
+  statusReason?: StatusReason;
+  statusChangedAt?: Date;
+  reportedStatus?: LifecycleStatus | null;
+  adminState?: AdminState;
+  lastHeartbeat?: Date | null;
+  lastSeenAt?: Date;
+  leaseExpiresAt?: Date | null;
+  healthFailures?: number;
+  healthySince?: Date | null;
+  lastCheckAt?: Date | null;
+  lastCheckOk?: boolean | null;
+  lastCheckStatusCode?: number | null;
+  lastCheckError?: string | null;
+  lastCheckDurationMs?: number | null;
+  nextCheckAt?: Date | null;
+  customHealth?: Record<string, unknown> | null;
+  trafficWeight?: number;
+}
+
+const PATCH_COLUMNS: Record<keyof InstancePatch, string> = {
+  lifecycleStatus: 'lifecycle_status',
+  statusReason: 'status_reason',
+  statusChangedAt: 'status_changed_at',
+  reportedStatus: 'reported_status',
+  adminState: 'admin_state',
+  lastHeartbeat: 'last_heartbeat',
+  lastSeenAt: 'last_seen_at',
+  leaseExpiresAt: 'lease_expires_at',
+  healthFailures: 'health_failures',
+  healthySince: 'healthy_since',
+  lastCheckAt: 'last_check_at',
+  lastCheckOk: 'last_check_ok',
+  lastCheckStatusCode: 'last_check_status_code',
+  lastCheckError: 'last_check_error',
+  lastCheckDurationMs: 'last_check_duration_ms',
+  nextCheckAt: 'next_check_at',
+  customHealth: 'custom_health',
+  trafficWeight: 'traffic_weight',
+};
+
+function patchColumns(patch: InstancePatch): Record<string, unknown> {
+  const columns: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    const column = PATCH_COLUMNS[key as keyof InstancePatch];
+    // jsonb columns take JSON text: `pg` would otherwise send an array as a PostgreSQL array.
+    columns[column] = key === 'customHealth' && value !== null ? JSON.stringify(value) : value;
+  }
+  return columns;
+}
+
+function registrationColumns(values: RegistrationValues): Record<string, unknown> {
+  return {
+    base_url: values.baseUrl,
+    public_url: values.publicUrl,
+    deployment_type: values.deploymentType,
+    tags: JSON.stringify(values.tags),
+    metadata: JSON.stringify(values.metadata),
+    reasoners: JSON.stringify(values.reasoners),
+    skills: JSON.stringify(values.skills),
+  };
+}
+
+function byKey(key: InstanceKey) {
+  return { node_id: key.nodeId, version: key.version };
+}
+
+/** Filters of {@link listNodeInstances}; all optional, combined with AND. */
+export interface InstanceFilter {
+  nodeId?: string;
+  nodeIds?: string[];
+  status?: LifecycleStatus;
+  tag?: string;
+}
+
+/**
+ * Every registered instance (filtered), ordered by node id then oldest registration first.
+ * Discovery reads the fleet through this.
+ */
+export async function listNodeInstances(
+  db: Executor,
+  filter: InstanceFilter = {},
+): Promise<NodeInstanceRecord[]> {
+  const query = db<InstanceRow>(TABLE)
+    .select('*')
+    .orderBy([{ column: 'node_id' }, { column: 'registered_at' }, { column: 'version' }]);
+  if (filter.nodeId !== undefined) query.where('node_id', filter.nodeId);
+  if (filter.nodeIds !== undefined) query.whereIn('node_id', filter.nodeIds);
+  if (filter.status !== undefined) query.where('lifecycle_status', filter.status);
+  if (filter.tag !== undefined) query.whereRaw('tags @> ?::jsonb', [JSON.stringify([filter.tag])]);
+  return (await query).map(toRecord);
+}
+
+/** One instance, or undefined. */
+export async function findInstance(db: Executor, key: InstanceKey): Promise<NodeInstanceRecord | undefined> {
+  const row = await db<InstanceRow>(TABLE).where(byKey(key)).first();
+  return row ? toRecord(row) : undefined;
+}
+
+/** Locks one instance row for the rest of the transaction. */
+export async function lockInstance(
+  trx: Knex.Transaction,
+  key: InstanceKey,
+): Promise<NodeInstanceRecord | undefined> {
+  const row = await trx<InstanceRow>(TABLE).where(byKey(key)).forUpdate().first();
+  return row ? toRecord(row) : undefined;
+}
+
+/** Initial state of a newly registered instance. */
+export interface InitialState {
+  lifecycleStatus: LifecycleStatus;
+  statusReason: StatusReason;
+  adminState: AdminState;
+  at: Date;
+  leaseExpiresAt: Date;
+}
+
+/**
+ * Inserts an instance, or, when a concurrent registration of the same id and version won the
+ * race, overwrites it: both callers then hold a row that says what was just registered.
+ */
+export async function insertInstance(
+  db: Executor,
+  values: RegistrationValues,
+  state: InitialState,
+): Promise<NodeInstanceRecord> {
+  const columns = {
+    ...registrationColumns(values),
+    lifecycle_status: state.lifecycleStatus,
+    status_reason: state.statusReason,
+    status_changed_at: state.at,
+    admin_state: state.adminState,
+    last_seen_at: state.at,
+    lease_expires_at: state.leaseExpiresAt,
+    updated_at: state.at,
+  };
+  const [row] = await db<InstanceRow>(TABLE)
+    .insert({ ...byKey(values), ...columns, registered_at: state.at } as never)
+    .onConflict(['node_id', 'version'])
+    .merge(columns as never)
+    .returning('*');
+  return toRecord(row as InstanceRow);
+}
+
+/** Replaces the description of an existing instance and applies a state patch in one update. */
+export async function replaceInstance(
+  db: Executor,
+  values: RegistrationValues,
+  patch: InstancePatch,
+  at: Date,
+): Promise<NodeInstanceRecord> {
+  const [row] = await db<InstanceRow>(TABLE)
+    .where(byKey(values))
+    .update({
+      ...registrationColumns(values),
+      ...patchColumns(patch),
+      revision: db.raw('revision + 1'),
+      updated_at: at,
+    } as never)
+    .returning('*');
+  return toRecord(row as InstanceRow);
+}
+
+/**
+ * Records a sign of life in one statement: last heartbeat, last seen and a renewed lease. With no
+ * version it applies to the node's most recently registered instance. Because this is a single
+ * atomic UPDATE, a sweep that runs at the same moment either sees the renewed lease or ran
+ * entirely before it, so a live agent is never left marked offline by a race.
+ */
+export async function recordHeartbeat(
+  db: Executor,
+  nodeId: string,
+  version: string | undefined,
+  at: Date,
+  leaseExpiresAt: Date,
+): Promise<NodeInstanceRecord | undefined> {
+  const target =
+    version !== undefined
+      ? db.raw('node_id = ? and version = ?', [nodeId, version])
+      : db.raw(
+          `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ? order by registered_at desc, version desc limit 1)`,
+          [nodeId],
+        );
+  const rows = (await db<InstanceRow>(TABLE)
+    .whereRaw(target)
+    // Stopped and shut-down instances keep their released lease: start renews it.
+    .update({
+      last_heartbeat: at,
+      last_seen_at: at,
+      lease_expires_at: db.raw(
+        `case when admin_state = 'active' then ?::timestamptz else lease_expires_at end`,
+        [leaseExpiresAt],
+      ),
+    } as never)
+    .returning('*')) as InstanceRow[];
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * Applies a patch only if the instance still has the revision the caller decided on, bumping the
+ * revision. Undefined means someone else changed it first: read again and decide again.
+ */
+export async function updateInstanceIfRevision(
+  db: Executor,
+  key: InstanceKey,
+  revision: number,
+  patch: InstancePatch,
+  at: Date,
+): Promise<NodeInstanceRecord | undefined> {
+  const rows = (await db<InstanceRow>(TABLE)
+    .where({ ...byKey(key), revision })
+    .update({ ...patchColumns(patch), revision: revision + 1, updated_at: at } as never)
+    .returning('*')) as InstanceRow[];
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/** One instance moved by a sweep, with the status it had before. */
+export interface SweptInstance {
+  record: NodeInstanceRecord;
+  oldStatus: LifecycleStatus;
+}
+
+/**
+ * Marks offline every instance whose lease ran out (or was released) and that is not offline
+ * yet. The conditional UPDATE ... RETURNING makes this safe on every replica at once: the row
+ * lock serialises them and only the replica whose update matched reports the transition.
+ */
+export async function expireLeases(db: Executor, now: Date): Promise<SweptInstance[]> {
+  const result = await db.raw(
+    `update ${TABLE} as t
+        set lifecycle_status = 'offline', status_reason = 'heartbeat_expired', status_changed_at = ?,
+            revision = t.revision + 1, updated_at = ?
+       from (select node_id, version, lifecycle_status
+               from ${TABLE}
+              where lifecycle_status <> 'offline' and (lease_expires_at is null or lease_expires_at < ?)
+              for update) as old
+      where t.node_id = old.node_id and t.version = old.version
+        and t.lifecycle_status <> 'offline' and (t.lease_expires_at is null or t.lease_expires_at < ?)
+  returning t.*, old.lifecycle_status as old_status`,
+    [now, now, now, now],
+  );
+  return (result.rows as Array<InstanceRow & { old_status: LifecycleStatus }>).map((row) => ({
+    record: toRecord(row),
+    oldStatus: row.old_status,
+  }));
+}
+
+/** Deletes offline instances not seen since `seenBefore` (the hard-evict rule); returns their keys. */
+export async function evictOffline(db: Executor, seenBefore: Date): Promise<InstanceKey[]> {
+  const rows = (await db(TABLE)
+    .where('lifecycle_status', 'offline')
+    .andWhere('last_seen_at', '<', seenBefore)
+    .delete()
+    .returning(['node_id', 'version'])) as Array<{ node_id: string; version: string }>;
+  return rows.map((row) => ({ nodeId: row.node_id, version: row.version }));
+}
+
+/**
+ * Moves instances stuck in `starting` since before `changedBefore` to `degraded` (reason
+ * transition_timeout), conditionally like {@link expireLeases}.
+ */
+export async function degradeStuckStarting(
+  db: Executor,
+  changedBefore: Date,
+  now: Date,
+): Promise<NodeInstanceRecord[]> {
+  const rows = (await db<InstanceRow>(TABLE)
+    .where('lifecycle_status', 'starting')
+    .andWhere('status_changed_at', '<', changedBefore)
+    .update({
+      lifecycle_status: 'degraded',
+      status_reason: 'transition_timeout',
+      status_changed_at: now,
+      revision: db.raw('revision + 1'),
+      updated_at: now,
+    } as never)
+    .returning('*')) as InstanceRow[];
+  return rows.map(toRecord);
+}
+
+/**
+ * Claims the instances due for a health probe and pushes their next check to `nextCheckAt`, so
+ * that replicas sharing the database split the probing instead of each probing everyone.
+ * Offline and operator-stopped instances are not probed.
+ */
+export async function claimHealthChecks(
+  db: Executor,
+  now: Date,
+  nextCheckAt: Date,
+  limit: number,
+): Promise<NodeInstanceRecord[]> {
+  const result = await db.raw(
+    `update ${TABLE} as t set next_check_at = ?
+       from (select node_id, version from ${TABLE}
+              where lifecycle_status <> 'offline' and admin_state = 'active'
+                and (next_check_at is null or next_check_at <= ?)
+              order by next_check_at nulls first
+              limit ?
+              for update skip locked) as due
+      where t.node_id = due.node_id and t.version = due.version
+  returning t.*`,
+    [nextCheckAt, now, limit],
+  );
+  return (result.rows as InstanceRow[]).map(toRecord);
+}

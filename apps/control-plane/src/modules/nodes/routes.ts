@@ -1,0 +1,179 @@
+import Router from '@koa/router';
+import { ProblemError, toIso } from '@switchyard/shared';
+import type { Context } from 'koa';
+import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import type { NodeRuntime } from './runtime.ts';
+import {
+  BulkStatusSchema,
+  HeartbeatSchema,
+  LifecycleReportSchema,
+  NodeActionSchema,
+  NodeIdSchema,
+  NodeListQuerySchema,
+  RefreshSchema,
+  RegistrationSchema,
+  StatusUpdateSchema,
+} from './schemas.ts';
+import { bulkEntry, groupByNode, instanceView, nodeView, statusView } from './views.ts';
+
+/** Body limits: registrations carry schemas; the agent's periodic messages are small. */
+const REGISTRATION_LIMIT = 1024 * 1024;
+const HEARTBEAT_LIMIT = 64 * 1024;
+const STATUS_LIMIT = 256 * 1024;
+const BULK_LIMIT = 512 * 1024;
+const ACTION_LIMIT = 16 * 1024;
+
+/**
+ * The node id of the path. An id that could never have been registered (a dot, a NUL, 201
+ * characters) names no node: 404 without asking the database.
+ */
+function nodeIdOf(ctx: Context): string {
+  const id = String(ctx.params.id);
+  if (!NodeIdSchema.safeParse(id).success) {
+    throw new ProblemError(
+      'not_found',
+      `Node "${id.slice(0, 200)}" is not registered (not a valid node id).`,
+    );
+  }
+  return id;
+}
+
+/** Reads an optional JSON body: no body at all reads as `{}`. */
+async function optionalBody(ctx: Context, limit: number): Promise<unknown> {
+  return (await readJsonBody(ctx, limit)) ?? {};
+}
+
+/**
+ * The node API: /api/v1/nodes/* for agents and operators, GET /api/ui/v1/nodes for the UI.
+ * Paths with a fixed second segment (`status/bulk`, `status/refresh`) cannot collide with
+ * `/:id/...` routes, which all have a literal after the id.
+ */
+export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
+  const { nodes, clock, lifecycle, healthSettings } = deps.runtime;
+  const stale = healthSettings.heartbeatStaleThresholdMs;
+  const now = () => clock.now();
+  const router = new Router();
+
+  const register = async (ctx: Context) => {
+    const registration = parseWith(RegistrationSchema, await readJsonBody(ctx, REGISTRATION_LIMIT));
+    const { record, created } = await nodes.register(registration);
+    ctx.status = created ? 201 : 200;
+    ctx.set('Location', `/api/v1/nodes/${encodeURIComponent(record.nodeId)}`);
+    ctx.body = {
+      ...instanceView(record, now(), stale),
+      // Agents may heartbeat more often than their SDK default; this is the rate that keeps
+      // them inside the TTL with two heartbeats to spare.
+      heartbeat_ttl_seconds: lifecycle.heartbeatTtlMs / 1000,
+      heartbeat_interval_seconds: Math.max(1, Math.floor(lifecycle.heartbeatTtlMs / 3000)),
+    };
+  };
+  router.post('/api/v1/nodes/register', register);
+  router.post('/api/v1/nodes', register);
+
+  // Fleet-wide routes first: readable, although the path shapes already keep them apart.
+  router.post('/api/v1/nodes/status/bulk', async (ctx) => {
+    const { node_ids } = parseWith(BulkStatusSchema, await readJsonBody(ctx, BULK_LIMIT));
+    const found = await nodes.bulk(node_ids);
+    const body: Record<string, unknown> = {};
+    for (const id of node_ids) {
+      const instances = found.get(id);
+      body[id] = instances
+        ? bulkEntry(instances)
+        : { status: null, version: null, last_heartbeat: null, error: 'not_found' };
+    }
+    ctx.body = body;
+  });
+
+  router.post('/api/v1/nodes/status/refresh', async (ctx) => {
+    parseWith(RefreshSchema, await optionalBody(ctx, ACTION_LIMIT));
+    const { sweep, checks, instances } = await nodes.refreshAll();
+    const grouped = groupByNode(instances);
+    ctx.body = {
+      reconciled_at: toIso(now()),
+      checked: checks.length,
+      expired: sweep.expired.map((k) => ({ node_id: k.nodeId, version: k.version, old_status: k.oldStatus })),
+      evicted: sweep.evicted.map((k) => ({ node_id: k.nodeId, version: k.version })),
+      timed_out: sweep.timedOut.map((k) => ({ node_id: k.nodeId, version: k.version })),
+      nodes: Object.fromEntries([...grouped].map(([id, list]) => [id, bulkEntry(list)])),
+    };
+  });
+
+  router.get('/api/v1/nodes/:id', async (ctx) => {
+    ctx.body = nodeView(await nodes.instances(nodeIdOf(ctx)), now(), stale);
+  });
+
+  router.post('/api/v1/nodes/:id/heartbeat', async (ctx) => {
+    const body = parseWith(HeartbeatSchema, await optionalBody(ctx, HEARTBEAT_LIMIT));
+    const record = await nodes.heartbeat(nodeIdOf(ctx), body);
+    ctx.body = {
+      node_id: record.nodeId,
+      version: record.version,
+      status: record.lifecycleStatus,
+      lifecycle_status: record.lifecycleStatus,
+      last_heartbeat: record.lastHeartbeat,
+      lease_expires_at: record.leaseExpiresAt,
+      heartbeat_ttl_seconds: lifecycle.heartbeatTtlMs / 1000,
+    };
+  });
+
+  router.patch('/api/v1/nodes/:id/status', async (ctx) => {
+    const body = parseWith(StatusUpdateSchema, await optionalBody(ctx, STATUS_LIMIT));
+    await nodes.updateStatus(nodeIdOf(ctx), body);
+    ctx.body = statusView(await nodes.instances(nodeIdOf(ctx)), now(), stale);
+  });
+
+  router.get('/api/v1/nodes/:id/status', async (ctx) => {
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = statusView(await nodes.status(nodeIdOf(ctx)), now(), stale);
+  });
+
+  router.post('/api/v1/nodes/:id/status/refresh', async (ctx) => {
+    parseWith(RefreshSchema, await optionalBody(ctx, ACTION_LIMIT));
+    ctx.body = statusView(await nodes.refresh(nodeIdOf(ctx)), now(), stale);
+  });
+
+  router.post('/api/v1/nodes/:id/lifecycle/status', async (ctx) => {
+    const body = parseWith(LifecycleReportSchema, await readJsonBody(ctx, HEARTBEAT_LIMIT));
+    const record = await nodes.reportLifecycle(nodeIdOf(ctx), body.status, body.version);
+    ctx.body = instanceView(record, now(), stale);
+  });
+
+  for (const action of ['start', 'stop'] as const) {
+    router.post(`/api/v1/nodes/:id/${action}`, async (ctx) => {
+      const body = parseWith(NodeActionSchema, await optionalBody(ctx, ACTION_LIMIT));
+      const instances = await nodes[action](nodeIdOf(ctx), body);
+      ctx.body = {
+        node_id: nodeIdOf(ctx),
+        action,
+        instances: instances.map((i) => instanceView(i, now(), stale)),
+      };
+    });
+  }
+
+  router.post('/api/v1/nodes/:id/shutdown', async (ctx) => {
+    const body = parseWith(NodeActionSchema, await optionalBody(ctx, ACTION_LIMIT));
+    const outcomes = await nodes.shutdown(nodeIdOf(ctx), body);
+    ctx.body = {
+      node_id: nodeIdOf(ctx),
+      action: 'shutdown',
+      instances: outcomes.map(({ record, ...outcome }) => ({
+        ...outcome,
+        lifecycle_status: record.lifecycleStatus,
+        status_reason: record.statusReason,
+        admin_state: record.adminState,
+        lease_expires_at: record.leaseExpiresAt,
+      })),
+    };
+  });
+
+  router.get('/api/ui/v1/nodes', async (ctx) => {
+    const query = parseWith(NodeListQuerySchema, ctx.query, 'query');
+    const instances = await nodes.list({ nodeId: query.node_id, status: query.status, tag: query.tag });
+    const grouped = groupByNode(instances);
+    const list = [...grouped.values()].map((group) => nodeView(group, now(), stale));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { nodes: list, total: list.length };
+  });
+
+  return router;
+}

@@ -1,0 +1,211 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { type Setting, type SettingsTree, settingsOf, type ValuesOf, valuesOf } from './setting.ts';
+
+/** The name of the stored config the control plane reads when config_source is `db`. */
+export const STORED_CONFIG_NAME = 'control-plane';
+
+/** The file read when SERVICE_CONFIG_FILE is not set (only if it exists). */
+export const DEFAULT_CONFIG_FILE = './switchyard.yaml';
+
+/** The setting that decides whether the stored config is read at all. */
+const CONFIG_SOURCE_KEY = 'config_source';
+
+/** Every reason the configuration cannot be used, one line each naming the key and its source. */
+export class ConfigError extends Error {
+  readonly problems: string[];
+
+  constructor(problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+export interface LoadSettingsOptions {
+  /** The environment to read; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Reads the stored config's YAML text (undefined when there is none); called only when the
+   * resolved config_source is `db`. Without it the stored layer is skipped: the server loads once
+   * to learn where the database is (storage is never read from it), opens it, then loads again.
+   */
+  readStored?: () => Promise<string | undefined>;
+  /** The YAML file; defaults to SERVICE_CONFIG_FILE, then ./switchyard.yaml when it exists. */
+  filePath?: string;
+  /** Where notes about ignored settings go. */
+  log?: (line: string) => void;
+}
+
+type Values = Map<string, unknown>;
+type Layer = { label: string; values: Values };
+
+/** The settings of one tree, indexed for the loader. */
+function catalogue(tree: SettingsTree) {
+  const byKey = new Map<string, Setting>(settingsOf(tree).map((s) => [s.key, s]));
+  const sections = new Set(
+    [...byKey.keys()].flatMap((key) => {
+      const parts = key.split('.');
+      return parts.slice(0, -1).map((_, i) => parts.slice(0, i + 1).join('.'));
+    }),
+  );
+  return { byKey, sections };
+}
+type Catalogue = ReturnType<typeof catalogue>;
+
+/**
+ * Turns a parsed YAML document into dotted setting keys, refusing keys nobody reads: a typo such
+ * as `check_intervall` would otherwise be silently ignored and the default used.
+ */
+function flatten(cat: Catalogue, document: unknown, label: string, problems: string[]): Values {
+  const values: Values = new Map();
+  if (document === null || document === undefined) return values;
+  const walk = (node: unknown, prefix: string) => {
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) {
+      problems.push(`${prefix || '(top level)'}: expected a mapping of keys — in ${label}`);
+      return;
+    }
+    for (const [name, child] of Object.entries(node)) {
+      const key = prefix ? `${prefix}.${name}` : name;
+      if (cat.byKey.has(key)) {
+        if (child !== null && child !== undefined) values.set(key, child);
+      } else if (cat.sections.has(key)) {
+        if (child !== null && child !== undefined) walk(child, key);
+      } else {
+        // The names allowed at this level: setting names, or section names one level down.
+        const siblings = new Set(
+          [...cat.byKey.keys()]
+            .filter((k) => (prefix ? k.startsWith(`${prefix}.`) : true))
+            .map((k) => (prefix ? k.slice(prefix.length + 1) : k).split('.')[0]!),
+        );
+        problems.push(`${key}: unknown setting — in ${label} (known here: ${[...siblings].join(', ')})`);
+      }
+    }
+  };
+  walk(document, '');
+  return values;
+}
+
+function parseYamlLayer(cat: Catalogue, text: string, label: string, problems: string[]): Values {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    problems.push(`${label} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    return new Map();
+  }
+  return flatten(cat, document, label, problems);
+}
+
+function environmentLayer(cat: Catalogue, env: NodeJS.ProcessEnv): Layer {
+  const values: Values = new Map();
+  for (const [key, declared] of cat.byKey) {
+    const raw = env[declared.env];
+    // An empty variable counts as unset, so `SERVICE_API_KEY=` in a compose file does not wipe a
+    // key set in the config file; with no other source the result is the same (auth off).
+    if (raw !== undefined && raw !== '') values.set(key, raw);
+  }
+  return { label: 'environment', values };
+}
+
+function fileLayer(
+  cat: Catalogue,
+  options: LoadSettingsOptions,
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+): Layer | undefined {
+  const explicit = options.filePath ?? (env.SERVICE_CONFIG_FILE || undefined);
+  const path = resolve(explicit ?? DEFAULT_CONFIG_FILE);
+  if (!existsSync(path)) {
+    if (explicit)
+      problems.push(`config file ${path} does not exist (set by SERVICE_CONFIG_FILE or filePath)`);
+    return undefined;
+  }
+  const label = `file ${path}`;
+  return { label, values: parseYamlLayer(cat, readFileSync(path, 'utf8'), label, problems) };
+}
+
+async function storedLayer(
+  cat: Catalogue,
+  readStored: () => Promise<string | undefined>,
+  log: (line: string) => void,
+  problems: string[],
+): Promise<Layer> {
+  const label = `database config "${STORED_CONFIG_NAME}"`;
+  const text = await readStored();
+  if (text === undefined) {
+    log(`config: no stored config named "${STORED_CONFIG_NAME}" yet; using the file and defaults`);
+    return { label, values: new Map() };
+  }
+  const values = parseYamlLayer(cat, text, label, problems);
+  for (const key of [...values.keys()]) {
+    if (!cat.byKey.get(key)!.fromDatabase) {
+      values.delete(key);
+      log(
+        `config: ignored ${key} from ${label}: the storage and connector sections and config_source are never read from the database`,
+      );
+    }
+  }
+  return { label, values };
+}
+
+/** Picks each setting from the first layer that has it (or its default) and validates it. */
+function resolveValues(cat: Catalogue, layers: Layer[], problems: string[]): Values {
+  const values: Values = new Map();
+  for (const [key, declared] of cat.byKey) {
+    const layer = layers.find((l) => l.values.has(key));
+    const parsed = declared.schema.safeParse(layer ? layer.values.get(key) : declared.default);
+    if (parsed.success) values.set(key, parsed.data);
+    else {
+      const source = !layer
+        ? 'default'
+        : layer.label === 'environment'
+          ? `environment variable ${declared.env}`
+          : layer.label;
+      for (const issue of parsed.error.issues) problems.push(`${key}: ${issue.message} — from ${source}`);
+    }
+  }
+  return values;
+}
+
+/**
+ * Builds the configuration of `tree` from the environment, then the stored config (when
+ * config_source is `db` and `readStored` is given), then the YAML file, then defaults — the first
+ * that sets a key wins. Throws a ConfigError listing every bad value with its key and source.
+ */
+export async function loadSettings<T extends SettingsTree>(
+  tree: T,
+  options: LoadSettingsOptions = {},
+): Promise<ValuesOf<T>> {
+  const cat = catalogue(tree);
+  const env = options.env ?? process.env;
+  const log = options.log ?? (() => {});
+  const problems: string[] = [];
+  const layers: Layer[] = [environmentLayer(cat, env)];
+  const file = fileLayer(cat, options, env, problems);
+
+  // config_source decides whether the stored config is read at all, so it is resolved first from
+  // the layers that can set it (never the stored config itself).
+  const sourceSetting = cat.byKey.get(CONFIG_SOURCE_KEY);
+  const source = sourceSetting?.schema.safeParse(
+    layers[0]!.values.get(CONFIG_SOURCE_KEY) ?? file?.values.get(CONFIG_SOURCE_KEY) ?? sourceSetting.default,
+  );
+  if (source?.success && source.data === 'db' && options.readStored) {
+    layers.push(await storedLayer(cat, options.readStored, log, problems));
+  }
+  if (file) layers.push(file);
+
+  const values = resolveValues(cat, layers, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return valuesOf(tree, values);
+}
+
+/** The configuration of `tree` from defaults alone. */
+export function defaultSettings<T extends SettingsTree>(tree: T): ValuesOf<T> {
+  const cat = catalogue(tree);
+  const problems: string[] = [];
+  const values = resolveValues(cat, [], problems);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return valuesOf(tree, values);
+}

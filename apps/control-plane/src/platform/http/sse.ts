@@ -1,0 +1,88 @@
+import type { Context } from 'koa';
+import type { OpenStreams } from './open-streams.ts';
+
+/** A comment line: keeps idle connections (and proxies in between) from timing out. */
+export const KEEP_ALIVE_FRAME = ': keep-alive\n\n';
+
+export interface EventStreamOptions {
+  /** Interval of keep-alive comments; 15 s by default. */
+  keepAliveMs?: number;
+  /** A client that stops reading is dropped once this much output is queued for it; 1 MiB. */
+  maxBufferedBytes?: number;
+  /** Where the stream registers so a shutdown can end it. */
+  streams?: OpenStreams;
+  /** Reconnection delay suggested to clients (`retry:`), in ms. */
+  retryMs?: number;
+}
+
+/** An open Server-Sent Events response. */
+export interface EventStream {
+  /** Queues one complete frame (ending in a blank line); ignored once the stream has closed. */
+  send(frame: string): void;
+  /** Runs `cleanup` once when the stream closes, whoever closes it. */
+  onClose(cleanup: () => void): void;
+  close(): void;
+}
+
+/**
+ * Turns a GET into a Server-Sent Events response, the one way every stream of the control plane
+ * opens. Koa is told not to respond (`ctx.respond = false`) and frames go straight to the socket:
+ * with Nagle off and `X-Accel-Buffering: no` (nginx) every frame reaches the client when it
+ * happens. A client that stops reading is disconnected once `maxBufferedBytes` wait for it, so a
+ * slow consumer costs bounded memory and never slows the publisher.
+ *
+ * A HEAD request gets the same status and headers and an empty body, and no stream: it returns
+ * undefined, and the caller must not subscribe to anything.
+ */
+export function openEventStream(ctx: Context, options: EventStreamOptions = {}): EventStream | undefined {
+  const headers = {
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no',
+  };
+  if (ctx.method === 'HEAD') {
+    ctx.status = 200;
+    ctx.set(headers);
+    return undefined;
+  }
+  const keepAliveMs = options.keepAliveMs ?? 15_000;
+  const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
+  const { req, res } = ctx;
+  ctx.respond = false;
+  req.socket.setNoDelay(true);
+  req.socket.setTimeout(0);
+  req.socket.setKeepAlive(true);
+  res.writeHead(200, { ...headers, Connection: 'keep-alive' });
+  // The first bytes flush the headers, so a client knows at once that it is subscribed.
+  res.write(`retry: ${options.retryMs ?? 3000}\n: connected\n\n`);
+
+  let closed = false;
+  const cleanups: Array<() => void> = [];
+  const timer = setInterval(() => stream.send(KEEP_ALIVE_FRAME), keepAliveMs);
+  timer.unref();
+  let forget = () => {};
+  const stream: EventStream = {
+    send(frame) {
+      if (closed) return;
+      if (res.writableLength > maxBuffered) return stream.close();
+      res.write(frame);
+    },
+    onClose(cleanup) {
+      if (closed) cleanup();
+      else cleanups.push(cleanup);
+    },
+    close() {
+      if (closed) return;
+      closed = true;
+      clearInterval(timer);
+      forget();
+      for (const cleanup of cleanups.splice(0)) cleanup();
+      if (!res.writableEnded) res.end();
+    },
+  };
+  if (options.streams) forget = options.streams.add(() => stream.close());
+  req.on('close', () => stream.close());
+  res.on('close', () => stream.close());
+  res.on('error', () => stream.close());
+  return stream;
+}
