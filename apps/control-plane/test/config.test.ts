@@ -435,4 +435,9 @@ describe('README settings table', () => {
     // Regenerate with `npx tsx scripts/settings-table.ts` after changing a declaration.
     expect(readme).toContain(settingsTable(SETTINGS));
   });
+
+  it('is the same table on the settings reference page of the docs', () => {
+    const page = readFileSync(new URL('../../../content/reference/settings.md', import.meta.url), 'utf8');
+    expect(page).toContain(settingsTable(SETTINGS));
+  });
 });
