@@ -6,7 +6,6 @@ import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/d
 import { createApiRouter } from './api/api-router.ts';
 import { pageHandler } from './api/page.ts';
 import { searchHandler } from './api/search.ts';
-import { createShareHandler } from './api/shares.ts';
 import { topicsHandler } from './api/topics.ts';
 import { artifactFile } from './artifacts/artifact-file.ts';
 import { ManifestFileSchema, parseArtifact, SearchIndexFileSchema } from './artifacts/site-artifacts.ts';
@@ -18,9 +17,7 @@ import { createRateLimiter, type RateLimiter } from './http/rate-limiter.ts';
 import { originForm } from './http/request-target.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
 import { DEFAULT_SETTINGS, type DocsServerSettings, settingsFromEnv } from './settings.ts';
-import { docsMigrations } from './shares/migrations/index.ts';
-import { createSharePages } from './shares/share-pages.ts';
-import { createShareStore, type ShareStore } from './shares/share-store.ts';
+import { createSharesFeature, docsMigrations } from './shares/index.ts';
 
 export interface DocsServerOptions extends Partial<DocsServerSettings> {
   /**
@@ -96,7 +93,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   const clientDir = join(settings.distDir, 'client');
 
   let ownDb: Database | undefined;
-  let store: ShareStore | undefined;
+  let sharesDb: Database | undefined;
   if (settings.sharesEnabled) {
     let db = options.db;
     if (!db) {
@@ -107,7 +104,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
       db = ownDb;
     }
     await migrateLatest(db, docsMigrations);
-    store = createShareStore(db);
+    sharesDb = db;
   }
 
   const reportArtifact = (message: string) => logError(message, 'generated artifact');
@@ -140,11 +137,20 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   const url = `http://${host}:${port}`;
   const site = settings.siteUrl ?? url;
 
+  const shares = createSharesFeature({
+    db: sharesDb,
+    site,
+    renderer,
+    maxBytes: settings.sharesMaxBytes,
+    writeBudget: { bytes: settings.sharesWriteBudgetBytes, windowSeconds: settings.sharesWriteWindowSeconds },
+    trustedProxyHops: settings.trustedProxyHops,
+    ...(options.now ? { now: options.now } : {}),
+  });
   const api = createApiRouter({
     searchDocumentation: searchHandler({ index: searchIndex }),
     listDocumentationTopics: topicsHandler({ manifest }),
     getDocumentationPage: pageHandler({ index: searchIndex, clientDir }),
-    createRunShare: createShareHandler({ store, maxBytes: settings.sharesMaxBytes }),
+    createRunShare: shares.publish,
   });
   const limiter = createRateLimiter({
     limit: settings.rateLimit,
@@ -158,7 +164,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     trustedProxyHops: settings.trustedProxyHops,
     deprecationPolicyPath: settings.deprecationPolicyPath,
     api,
-    sharePages: createSharePages({ store, renderer, site }),
+    sharePages: shares.pages,
     logError,
   });
   server.on('request', handler);
@@ -170,7 +176,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     const publishing =
       req.method === 'POST' && api.routeOf(target.split('?')[0]!)?.operationId === 'createRunShare';
     const refused =
-      publishing && (!store || Number(req.headers['content-length'] ?? 0) > settings.sharesMaxBytes);
+      publishing && (!sharesDb || Number(req.headers['content-length'] ?? 0) > settings.sharesMaxBytes);
     if (!refused) res.writeContinue();
     handler(req, res);
   });

@@ -1,5 +1,9 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import {
+  SHARES_DEFAULT_WRITE_BUDGET_BYTES,
+  SHARES_DEFAULT_WRITE_WINDOW_SECONDS,
+} from '../contract/site-contract.ts';
 
 /** Everything the docs front server can be configured with; see the README's API section. */
 export interface DocsServerSettings {
@@ -14,6 +18,9 @@ export interface DocsServerSettings {
   dataDir: string;
   sharesEnabled: boolean;
   sharesMaxBytes: number;
+  /** Bytes of run bundles one client address may store per write window. */
+  sharesWriteBudgetBytes: number;
+  sharesWriteWindowSeconds: number;
   rateLimit: number;
   rateWindowSeconds: number;
   /** How many proxy hops in front of the server may be trusted to append to X-Forwarded-For. */
@@ -33,6 +40,8 @@ export const DEFAULT_SETTINGS: Omit<DocsServerSettings, 'dataDir'> = {
   databaseUrl: undefined,
   sharesEnabled: true,
   sharesMaxBytes: 1024 * 1024,
+  sharesWriteBudgetBytes: SHARES_DEFAULT_WRITE_BUDGET_BYTES,
+  sharesWriteWindowSeconds: SHARES_DEFAULT_WRITE_WINDOW_SECONDS,
   rateLimit: 120,
   rateWindowSeconds: 60,
   trustedProxyHops: 0,
@@ -90,6 +99,20 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): DocsServe
     dataDir: join(resolve(env.SWITCHYARD_DATA_DIR ?? '.data'), 'docs'),
     sharesEnabled: boolean(env, 'SHARES_ENABLED', DEFAULT_SETTINGS.sharesEnabled),
     sharesMaxBytes: integer(env, 'SHARES_MAX_BYTES', DEFAULT_SETTINGS.sharesMaxBytes, 1, 1024 * 1024 * 1024),
+    sharesWriteBudgetBytes: integer(
+      env,
+      'SHARES_WRITE_BUDGET_BYTES',
+      DEFAULT_SETTINGS.sharesWriteBudgetBytes,
+      1,
+      1024 ** 4,
+    ),
+    sharesWriteWindowSeconds: integer(
+      env,
+      'SHARES_WRITE_WINDOW_SECONDS',
+      DEFAULT_SETTINGS.sharesWriteWindowSeconds,
+      1,
+      86_400 * 30,
+    ),
     rateLimit: integer(env, 'DOCS_RATE_LIMIT', DEFAULT_SETTINGS.rateLimit, 1, 100_000_000),
     rateWindowSeconds: integer(
       env,

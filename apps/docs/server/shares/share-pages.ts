@@ -1,12 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProblemError } from '@switchyard/shared';
 import { SHARE_ID_PATTERN } from '../../contract/site-contract.ts';
-import { sharesDisabled } from '../api/shares.ts';
 import { negotiate } from '../http/accept.ts';
 import type { AstroRenderer } from '../http/astro-renderer.ts';
 import { sendJson } from '../http/responses.ts';
-import type { RunShare } from './run-bundle.ts';
-import type { ShareStore } from './share-store.ts';
+import { sharesDisabled } from './publish-handler.ts';
+import { runShareView } from './run-share-view.ts';
+import type { ShareService } from './share-service.ts';
 
 const PERMALINK = /^\/(s|share)\/([^/]+)$/;
 const SHARE_ID = new RegExp(SHARE_ID_PATTERN);
@@ -21,8 +21,14 @@ export interface SharePages {
   handle(req: IncomingMessage, res: ServerResponse, pathname: string): Promise<boolean>;
 }
 
+/**
+ * The Astro route that renders a share's page; /share/{id} is served by the same route, so the
+ * page exists once. It renders the view it is given in `locals.runShare` and nothing else.
+ */
+const SHARE_PAGE_ROUTE = '/s/';
+
 export function createSharePages(deps: {
-  store: ShareStore | undefined;
+  service: ShareService | undefined;
   renderer: AstroRenderer | undefined;
   site: string;
 }): SharePages {
@@ -37,7 +43,7 @@ export function createSharePages(deps: {
           headers: { Allow: 'GET, HEAD' },
         });
       }
-      if (!deps.store) throw sharesDisabled();
+      if (!deps.service) throw sharesDisabled();
       const representation = negotiate(req.headers.accept, ['text/html', 'application/json'] as const);
       if (!representation) {
         throw new ProblemError(
@@ -50,7 +56,7 @@ export function createSharePages(deps: {
       }
       const id = PERMALINK.exec(pathname)![2]!;
       if (!SHARE_ID.test(id)) return false;
-      const stored = await deps.store.find(id);
+      const stored = await deps.service.find(id);
       if (!stored) return false;
       res.setHeader('Cache-Control', SHARE_CACHE_CONTROL);
       // Shares are public but unlisted: reachable by link, kept out of search engines.
@@ -68,13 +74,13 @@ export function createSharePages(deps: {
           },
         );
       }
-      const share: RunShare = {
+      const runShare = runShareView({
         id,
         url: `${deps.site}/s/${id}`,
         created_at: stored.created_at,
         bundle: stored.bundle,
-      };
-      const page = await deps.renderer.render(pathname, { share });
+      });
+      const page = await deps.renderer.render(`${SHARE_PAGE_ROUTE}${id}`, { runShare });
       if (page?.status !== 200) {
         throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
       }

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ID_PATTERN } from '@switchyard/shared';
+import { ID_PATTERN, jsonTextDepth, MAX_JSON_DEPTH } from '@switchyard/shared';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -46,6 +46,94 @@ function bundle(overrides: Record<string, unknown> = {}) {
     ],
     ...overrides,
   };
+}
+
+/**
+ * A bundle exactly as the platform CLI publishes it (agent-wire-protocol notes, last section):
+ * `id`, `agent` and `func` per node, `ended_at: ""` while a node runs, nulls for what was not
+ * measured, previews as clipped strings, and no title.
+ */
+function cliBundle() {
+  return {
+    version: 1,
+    workflow_id: 'wf_cli_7',
+    generated_at: '2026-11-22T05:00:03Z',
+    totals: { agents: 2, duration_ms: 1830, cost_usd: null },
+    nodes: [
+      {
+        id: 'exec_20261122_050000_a1b2c3d4',
+        agent: 'support-agent',
+        func: 'triage',
+        status: 'succeeded',
+        started_at: '2026-11-22T05:00:00Z',
+        ended_at: '2026-11-22T05:00:01.830Z',
+        duration_ms: 1830,
+        cost_usd: null,
+        model: null,
+        input_preview: '{\n  "ticket": 42,\n  "text": "I was charged twice"\n}',
+        output_preview: `{\n  "route": "${'b'.repeat(40)}"\n}\n… [truncated]`,
+        error: null,
+      },
+      {
+        id: 'exec_20261122_050001_e5f6a7b8',
+        agent: 'billing-agent',
+        func: 'refund_payment',
+        status: 'running',
+        started_at: '2026-11-22T05:00:01Z',
+        ended_at: '',
+        duration_ms: null,
+        cost_usd: null,
+        model: null,
+        input_preview: '[redacted]',
+        output_preview: '',
+        error: null,
+      },
+      {
+        id: 'exec_20261122_050001_c9d0e1f2',
+        agent: 'notify-agent',
+        func: 'email',
+        status: 'failed',
+        started_at: '2026-11-22T05:00:01Z',
+        ended_at: '2026-11-22T05:00:02Z',
+        duration_ms: 1000,
+        cost_usd: null,
+        model: null,
+        input_preview: '',
+        output_preview: '',
+        error: 'smtp relay refused the message',
+      },
+    ],
+    edges: [
+      { from: 'exec_20261122_050000_a1b2c3d4', to: 'exec_20261122_050001_e5f6a7b8' },
+      { from: 'exec_20261122_050000_a1b2c3d4', to: 'exec_20261122_050001_c9d0e1f2' },
+    ],
+  };
+}
+
+/** The text a reader sees in the page's article (tags dropped, entities of quotes decoded). */
+function articleText(html: string): string {
+  const start = html.indexOf('<article');
+  const end = html.indexOf('</article>', start);
+  expect(start, 'the page has an article').toBeGreaterThanOrEqual(0);
+  return html
+    .slice(start, end)
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/\s+/g, ' ');
+}
+
+/** A bundle whose first node's input preview nests arrays so that the whole body is `depth` deep. */
+function bundleOfDepth(depth: number): string {
+  // The body object, `nodes` and the node itself are three levels; the preview holds the rest.
+  const inner = depth - 3;
+  const preview = `${'['.repeat(inner)}1${']'.repeat(inner)}`;
+  const text = JSON.stringify(bundle({ nodes: [], edges: [] })).replace(
+    '"nodes":[]',
+    `"nodes":[{"execution_id":"deep","target":"a.b","status":"succeeded","input_preview":${preview}}]`,
+  );
+  expect(jsonTextDepth(text)).toBe(depth);
+  return text;
 }
 
 const json = (value: unknown) => ({
@@ -337,10 +425,285 @@ describe('POST /api/v1/shares', () => {
     expect(res.status).toBe(201);
   });
 
+  describe("the platform CLI's run bundle (issue 8)", () => {
+    it('accepts it as the CLI sends it and answers with url and id', async () => {
+      const res = await publish({
+        ...json(cliBundle()),
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json',
+          'User-Agent': 'switchyard-cli/share',
+          'X-API-Key': 'sk-ignored',
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      const body = res.json();
+      expect(body).toMatchObject({
+        id: expect.stringMatching(ID_PATTERN),
+        url: `${server.site}/s/${body.id}`,
+        workflow_id: 'wf_cli_7',
+        title: 'Workflow wf_cli_7',
+        node_count: 3,
+        edge_count: 2,
+      });
+    });
+
+    it('serves it as JSON in the canonical form, losing nothing the CLI sent', async () => {
+      const { url } = (await publish(json(cliBundle()))).json();
+      const stored = (await request(url, { headers: { Accept: 'application/json' } })).json();
+      expect(stored).not.toHaveProperty('title');
+      expect(stored.totals).toEqual({ agents: 2, duration_ms: 1830, cost_usd: null });
+      expect(stored.edges).toEqual(cliBundle().edges);
+      const [triage, refund, notify] = cliBundle().nodes;
+      expect(stored.nodes).toEqual([
+        {
+          execution_id: triage!.id,
+          target: 'support-agent.triage',
+          node_id: 'support-agent',
+          status: 'succeeded',
+          duration_ms: 1830,
+          started_at: triage!.started_at,
+          finished_at: triage!.ended_at,
+          cost_usd: null,
+          model: null,
+          input_preview: triage!.input_preview,
+          output_preview: triage!.output_preview,
+        },
+        {
+          execution_id: refund!.id,
+          target: 'billing-agent.refund_payment',
+          node_id: 'billing-agent',
+          status: 'running',
+          duration_ms: null,
+          started_at: refund!.started_at,
+          cost_usd: null,
+          model: null,
+          input_preview: '[redacted]',
+          output_preview: '',
+        },
+        {
+          execution_id: notify!.id,
+          target: 'notify-agent.email',
+          node_id: 'notify-agent',
+          status: 'failed',
+          duration_ms: 1000,
+          started_at: notify!.started_at,
+          finished_at: notify!.ended_at,
+          cost_usd: null,
+          model: null,
+          input_preview: '',
+          output_preview: '',
+          error_message: 'smtp relay refused the message',
+        },
+      ]);
+    });
+
+    it('renders its page: agents and functions, the running node, previews and errors, never "null"', async () => {
+      const { url } = (await publish(json(cliBundle()))).json();
+      for (const permalink of [url, url.replace('/s/', '/share/')]) {
+        const res = await request(permalink);
+        expect(res.status).toBe(200);
+        const text = articleText(res.text);
+        for (const expected of [
+          'Workflow wf_cli_7',
+          'support-agent triage',
+          'billing-agent refund_payment',
+          'notify-agent email',
+          'running',
+          'in progress',
+          '1.83 s',
+          'Agents 2',
+          'Duration 1.83 s',
+          'Cost (USD) —',
+          '"text": "I was charged twice"',
+          '… [truncated]',
+          '[redacted]',
+          'smtp relay refused the message',
+          'exec_20261122_050001_e5f6a7b8',
+        ]) {
+          expect(text, expected).toContain(expected);
+        }
+        expect(text).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b|\[object Object\]/);
+      }
+    });
+
+    it('still accepts the documented node spelling in the same bundle', async () => {
+      const mixed = cliBundle();
+      mixed.nodes.push({
+        execution_id: 'ex_documented',
+        target: 'audit-agent.record',
+        status: 'succeeded',
+      } as never);
+      const res = await publish(json(mixed));
+      expect(res.status, res.text).toBe(201);
+    });
+
+    it('names agent and func when neither they nor a target are given', async () => {
+      const partial = cliBundle();
+      delete (partial.nodes[0] as Partial<(typeof partial.nodes)[0]>).func;
+      const problem = expectProblem(await publish(json(partial)), 400, 'invalid_request');
+      expect(problem.errors).toEqual([expect.objectContaining({ field: 'nodes[0].func' })]);
+      expect(problem.error).toBe(problem.detail);
+    });
+  });
+
+  describe('nesting depth (issue 8)', () => {
+    it(`refuses a body nested deeper than ${MAX_JSON_DEPTH} levels with 400 invalid_request, storing nothing`, async () => {
+      const before = await database.db('run_shares').count({ n: '*' }).first();
+      for (const body of [bundleOfDepth(MAX_JSON_DEPTH + 1), bundleOfDepth(5000)]) {
+        const res = await publish({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+        const problem = expectProblem(res, 400, 'invalid_request');
+        expect(problem.errors).toEqual([
+          { field: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+        ]);
+        expect(problem.detail).toContain(String(MAX_JSON_DEPTH));
+        expect(problem.error).toBe(problem.detail);
+      }
+      expect(await database.db('run_shares').count({ n: '*' }).first()).toEqual(before);
+    });
+
+    it('serves the permalink of the deepest bundle it accepts, as HTML and as JSON', async () => {
+      const body = bundleOfDepth(MAX_JSON_DEPTH);
+      const created = await publish({
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
+      expect(created.status, created.text).toBe(201);
+      const { url } = created.json();
+      const asJson = await request(url, { headers: { Accept: 'application/json' } });
+      expect(asJson.status).toBe(200);
+      expect(asJson.json()).toEqual(JSON.parse(body));
+      const page = await request(url);
+      expect(page.status).toBe(200);
+      expect(articleText(page.text)).toContain('[ [ [');
+      expect(server.loggedErrors).toEqual([]);
+    });
+
+    it('clips a large nested preview on the page instead of pretty-printing it into megabytes', async () => {
+      // 60 levels around 4,000 numbers: compact it is small, indented it would be half a megabyte.
+      const preview = `${'['.repeat(60)}${Array.from({ length: 4000 }, (_, i) => i % 10).join(',')}${']'.repeat(60)}`;
+      const body = JSON.stringify(bundle({ nodes: [], edges: [] })).replace(
+        '"nodes":[]',
+        `"nodes":[{"execution_id":"wide","target":"a.b","status":"succeeded","output_preview":${preview}}]`,
+      );
+      const created = await publish({
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
+      expect(created.status, created.text).toBe(201);
+      const page = await request(created.json().url);
+      expect(page.status).toBe(200);
+      expect(page.text.length).toBeLessThan(100_000);
+      expect(articleText(page.text)).toContain(
+        'clipped on this page; the full value is in the JSON permalink',
+      );
+    });
+  });
+
+  it('refuses a "__proto__" key in totals instead of dropping it (issue 8)', async () => {
+    const before = await database.db('run_shares').count({ n: '*' }).first();
+    const body = JSON.stringify(bundle()).replace('"totals":{', '"totals":{"__proto__":7,');
+    expect(Object.keys(JSON.parse(body).totals)).toContain('__proto__');
+    const problem = expectProblem(
+      await publish({ method: 'POST', headers: { 'Content-Type': 'application/json' }, body }),
+      400,
+      'invalid_request',
+    );
+    expect(problem.errors).toEqual([expect.objectContaining({ field: 'totals.__proto__' })]);
+    expect(await database.db('run_shares').count({ n: '*' }).first()).toEqual(before);
+  });
+
+  it('keeps every snake_case total as sent, in the JSON and on the page', async () => {
+    const totals = { nodes: 3, proto: 1, constructor_calls: 2, duration_ms: 4830 };
+    const { url } = (await publish(json(bundle({ totals })))).json();
+    expect((await request(url, { headers: { Accept: 'application/json' } })).json().totals).toEqual(totals);
+    const text = articleText((await request(url)).text);
+    for (const shown of ['Nodes 3', 'Proto 1', 'Constructor calls 2', 'Duration 4.83 s']) {
+      expect(text).toContain(shown);
+    }
+  });
+
   it.each(['GET', 'PUT', 'DELETE'])('answers %s with 405 and Allow: POST', async (method) => {
     const res = await publish({ method });
     expectProblem(res, 405, 'method_not_allowed');
     expect(res.headers.allow).toBe('POST');
+  });
+});
+
+describe('the write budget of publishing (issue 8)', () => {
+  const windowSeconds = 600;
+  let clock = Date.parse('2026-11-22T06:00:00Z');
+  let database: TestDatabase;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  // About 12 KB stored per publish: three fit the budget of 40,000 bytes, a fourth does not.
+  const padded = () =>
+    bundle({ nodes: [{ ...bundle().nodes[0], output_preview: 'p'.repeat(12_000) }], edges: [] });
+  const publishFrom = (localAddress: string) =>
+    request(`${server.url}/api/v1/shares`, { ...json(padded()), localAddress });
+  const stored = async () => (await database.db('run_shares').count({ n: '*' }).first())?.n;
+
+  beforeAll(async () => {
+    database = await openTestDatabase();
+    server = await startTestServer({
+      db: database.db,
+      rateLimit: 10_000,
+      sharesMaxBytes: 16 * 1024,
+      sharesWriteBudgetBytes: 40_000,
+      sharesWriteWindowSeconds: windowSeconds,
+      now: () => clock,
+    });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await database?.close();
+  });
+
+  it('answers 429 rate_limited with Retry-After once an address has stored its budget, and stores nothing', async () => {
+    for (let i = 0; i < 3; i++) expect((await publishFrom('127.0.0.2')).status).toBe(201);
+    const count = await stored();
+    const res = await publishFrom('127.0.0.2');
+    const problem = expectProblem(res, 429, 'rate_limited');
+    expect(res.headers['retry-after']).toBe(String(windowSeconds));
+    expect(problem.detail).toMatch(/write budget/);
+    // The CLI prints `error` from a failed publish.
+    expect(problem.error).toBe(problem.detail);
+    expect(await stored()).toBe(count);
+  });
+
+  it('keeps the budget of every other address whole', async () => {
+    expect((await publishFrom('127.0.0.3')).status).toBe(201);
+  });
+
+  it('slides: the wait shrinks as time passes, and the budget returns when old writes leave the window', async () => {
+    clock += 200_000;
+    const waiting = await publishFrom('127.0.0.2');
+    expectProblem(waiting, 429, 'rate_limited');
+    expect(waiting.headers['retry-after']).toBe(String(windowSeconds - 200));
+    clock += (windowSeconds - 200) * 1000;
+    expect((await publishFrom('127.0.0.2')).status).toBe(201);
+  });
+
+  it('refuses a bundle larger than the whole budget as too large, not with a wait', async () => {
+    const small = await startTestServer({
+      db: database.db,
+      rateLimit: 10_000,
+      sharesMaxBytes: 16 * 1024,
+      sharesWriteBudgetBytes: 8000,
+      now: () => clock,
+    });
+    try {
+      const res = await request(`${small.url}/api/v1/shares`, {
+        ...json(padded()),
+        localAddress: '127.0.0.4',
+      });
+      const problem = expectProblem(res, 413, 'payload_too_large');
+      expect(problem.detail).toMatch(/write budget of 8000 bytes/);
+      expect(res.headers['retry-after']).toBeUndefined();
+    } finally {
+      await small.close();
+    }
   });
 });
 

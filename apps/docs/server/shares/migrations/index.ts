@@ -1,5 +1,6 @@
 import type { MigrationSet } from '@switchyard/shared/db';
 import { createRunShares } from './20261122000000_create_run_shares.ts';
+import { createRunShareWrites } from './20261123000000_create_run_share_writes.ts';
 
 /**
  * The docs site's schema history, oldest first, recorded in its own table so the docs site and the
@@ -7,5 +8,5 @@ import { createRunShares } from './20261122000000_create_run_shares.ts';
  */
 export const docsMigrations: MigrationSet = {
   tableName: 'docs_migrations',
-  migrations: [createRunShares],
+  migrations: [createRunShares, createRunShareWrites],
 };
