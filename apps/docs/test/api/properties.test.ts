@@ -1,10 +1,17 @@
-import { isProblem } from '@switchyard/shared';
+import { isProblem, MAX_JSON_DEPTH } from '@switchyard/shared';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { builtSite, request, startTestServer, type TestResponse } from './support/docs-server.ts';
 
 const RUNS = 120;
+
+/**
+ * The one spelling of `errors[].field` in both apps (fieldPath in packages/shared): `(body)`, or
+ * a name followed by `.name`, `[index]` or `["odd key"]` steps.
+ */
+const FIELD_PATH =
+  /^(\(body\)|([A-Za-z_$][\w$-]*|\["(?:[^"\\]|\\.)*"\])(\.[A-Za-z_$][\w$-]*|\[\d+\]|\["(?:[^"\\]|\\.)*"\])*)$/;
 
 /** The invariants of every answer: never a 5xx, and a complete problem document for every error. */
 function expectWellFormed(res: TestResponse, context: string): void {
@@ -16,8 +23,12 @@ function expectWellFormed(res: TestResponse, context: string): void {
     const body = JSON.parse(res.text);
     expect(isProblem(body), `${context}: ${res.text}`).toBe(true);
     expect(body.status, context).toBe(res.status);
+    for (const error of body.errors ?? []) expect(error.field, context).toMatch(FIELD_PATH);
   }
 }
+
+/** A JSON text nesting arrays `depth` deep (inside whatever holds it). */
+const nested = (depth: number) => `${'['.repeat(depth)}0${']'.repeat(depth)}`;
 
 /** Printable ASCII: what an HTTP client can put in a header value. */
 const headerValue = fc.string({
@@ -243,6 +254,86 @@ describe('properties: hostile input never breaks the server', () => {
     );
   });
 
+  it('any bundle the CLI sends is published, stored in canonical form and rendered without "null"', async () => {
+    const time = fc
+      .date({ min: new Date(0), max: new Date(4e12), noInvalidDate: true })
+      .map((d) => d.toISOString());
+    const cliBundle = fc
+      .uniqueArray(fc.stringMatching(/^exec_[a-z0-9_]{1,20}$/), { minLength: 1, maxLength: 5 })
+      .chain((ids) =>
+        fc.record(
+          {
+            version: fc.constant(1),
+            workflow_id: fc.stringMatching(/^wf_[a-z0-9]{1,12}$/),
+            title: fc
+              .string({ unit: 'binary', minLength: 1, maxLength: 60 })
+              .filter((t) => t.trim() === t && t !== ''),
+            generated_at: time,
+            totals: fc.record({
+              agents: fc.nat(50),
+              duration_ms: fc.oneof(fc.constant(null), fc.nat(10_000_000)),
+              cost_usd: fc.constant(null),
+            }),
+            nodes: fc.tuple(
+              ...ids.map((id) =>
+                fc.record({
+                  id: fc.constant(id),
+                  agent: fc.stringMatching(/^[a-z][a-z0-9-]{0,15}$/),
+                  func: fc.stringMatching(/^[a-z][a-z0-9_]{0,15}$/),
+                  status: fc.constantFrom('running', 'succeeded', 'failed', 'waiting'),
+                  started_at: fc.oneof(fc.constant(''), time),
+                  ended_at: fc.oneof(fc.constant(''), time),
+                  duration_ms: fc.oneof(fc.constant(null), fc.nat(10_000_000)),
+                  cost_usd: fc.constant(null),
+                  model: fc.constant(null),
+                  input_preview: fc.oneof(
+                    fc.constant(''),
+                    fc.constant('[redacted]'),
+                    fc.string({ maxLength: 200 }),
+                  ),
+                  output_preview: fc.oneof(fc.constant(''), fc.string({ maxLength: 200 })),
+                  error: fc.oneof(fc.constant(null), fc.string({ minLength: 1, maxLength: 100 })),
+                }),
+              ),
+            ),
+            edges: fc.array(fc.record({ from: fc.constantFrom(...ids), to: fc.constantFrom(...ids) }), {
+              maxLength: 4,
+            }),
+          },
+          // The CLI leaves the title out when the run has none.
+          { requiredKeys: ['version', 'workflow_id', 'generated_at', 'totals', 'nodes', 'edges'] },
+        ),
+      );
+    await fc.assert(
+      fc.asyncProperty(cliBundle, async (bundle) => {
+        const res = await request(`${server.url}/api/v1/shares`, {
+          method: 'POST',
+          body: JSON.stringify(bundle),
+        });
+        expect(res.status, res.text).toBe(201);
+        const stored = (await request(res.json().url, { headers: { Accept: 'application/json' } })).json();
+        expect(stored.totals).toEqual(bundle.totals);
+        bundle.nodes.forEach((node, i) => {
+          const kept = stored.nodes[i];
+          expect(kept).toMatchObject({
+            execution_id: node.id,
+            target: `${node.agent}.${node.func}`,
+            node_id: node.agent,
+          });
+          expect(kept.finished_at).toBe(node.ended_at === '' ? undefined : node.ended_at);
+          expect(kept.error_message).toBe(node.error ?? undefined);
+        });
+        const page = await request(res.json().url);
+        expect(page.status).toBe(200);
+        const article = page.text.slice(page.text.indexOf('<article'), page.text.indexOf('</article>'));
+        // Only the generated text is checked: previews and errors are whatever the run produced.
+        const generated = article.replace(/<pre>[\s\S]*?<\/pre>/g, '').replace(/<code>[^<]*<\/code>/g, '');
+        expect(generated).not.toMatch(/\bnull\b|\bundefined\b|\bNaN\b/);
+      }),
+      { numRuns: 40 },
+    );
+  });
+
   it('any body sent to createRunShare gets 201 or a 400/413 problem', async () => {
     const validNode = fc.record(
       {
@@ -273,6 +364,21 @@ describe('properties: hostile input never breaks the server', () => {
     );
     const body = fc.oneof(
       bundleLike.map((b) => JSON.stringify(b)),
+      // Nesting around the depth limit, in a preview and in totals.
+      fc
+        .integer({ min: MAX_JSON_DEPTH - 5, max: MAX_JSON_DEPTH + 200 })
+        .map(
+          (depth) =>
+            `{"version":1,"workflow_id":"w","title":"t","generated_at":"2026-11-22T05:00:00Z","totals":{},"nodes":[{"execution_id":"e","target":"a.b","status":"succeeded","input_preview":${nested(depth - 3)}}],"edges":[]}`,
+        ),
+      fc.integer({ min: 1, max: 4000 }).map((depth) => `{"totals":${nested(depth)}}`),
+      // Keys a plain object would not keep as its own.
+      fc
+        .constantFrom('__proto__', 'constructor', 'prototype', 'toString')
+        .map(
+          (key) =>
+            `{"version":1,"workflow_id":"w","title":"t","generated_at":"2026-11-22T05:00:00Z","totals":{"${key}":1},"nodes":[],"edges":[]}`,
+        ),
       fc.jsonValue().map((v) => JSON.stringify(v)),
       fc.string({ unit: 'binary', maxLength: 300 }),
       fc.constant('x'.repeat(70 * 1024)),
@@ -287,9 +393,14 @@ describe('properties: hostile input never breaks the server', () => {
         });
         expectWellFormed(res, payload.slice(0, 200));
         expect([201, 400, 413]).toContain(res.status);
+        // The CLI prints `error` from a failed publish.
+        if (res.status >= 400) expect(typeof res.json().error).toBe('string');
         if (res.status === 201) {
           const stored = await request(res.json().url, { headers: { Accept: 'application/json' } });
           expect(stored.status).toBe(200);
+          // What is stored is what the page and the JSON show: nothing kept in one and lost in another.
+          const sent = JSON.parse(payload);
+          expect(Object.keys(stored.json().totals)).toEqual(Object.keys(sent.totals));
           const page = await request(res.json().url);
           expect(page.status).toBe(200);
         }
