@@ -124,6 +124,7 @@ const REGISTRATIONS = [
     id: 'research-agent',
     version: '2.0.0',
     base_url: 'http://127.0.0.1:9102',
+    tags: ['experimental'],
     reasoners: [{ id: 'deep_research', tags: ['research'] }],
   },
   {
@@ -131,6 +132,8 @@ const REGISTRATIONS = [
     version: '1.0.0',
     base_url: 'http://127.0.0.1:9103',
     deployment_type: 'serverless',
+    // Agent tags (not function tags): the TypeScript SDK's discover() expects tags to match them.
+    tags: ['payments', 'Team-Billing'],
     reasoners: [
       { id: 'invoice_total', description: HOSTILE_DESCRIPTION, tags: ['finance', '<tag & "more">'] },
     ],
@@ -394,12 +397,59 @@ describe('discovery filters', () => {
     expect(ids(await discoverJson('tags=nothing-has-this'))).toEqual([]);
   });
 
+  it("regression (issue 8): tags also match the agent's own tags, keeping each function of the agent", async () => {
+    expect(functions(await discoverJson('tags=payments'))).toEqual(['invoice_total', 'skill:send_email']);
+    expect(functions(await discoverJson('tags=*BILLING'))).toEqual(['invoice_total', 'skill:send_email']);
+    expect(functions(await discoverJson('tags=experimental'))).toEqual(['deep_research']);
+    // Any of the patterns, on either the agent or the function.
+    expect(functions(await discoverJson('tags=payments,nlp'))).toEqual([
+      'invoice_total',
+      'skill:send_email',
+      'summarize_text',
+    ]);
+    // The other function filters still apply to an agent whose tags match.
+    expect(functions(await discoverJson('tags=payments&reasoner=invoice*'))).toEqual(['invoice_total']);
+    expect(functions(await discoverJson('tags=payments&skill=*'))).toEqual(['skill:send_email']);
+    // Function tags are listed as registered: the agent's tags are not copied into them.
+    const billing = await discoverJson('tags=payments');
+    expect(billing.capabilities[0].reasoners[0].tags).toEqual(['finance', '<tag & "more">']);
+    expect(billing.total_reasoners).toBe(1);
+    expect(billing.total_skills).toBe(1);
+  });
+
   it('filters by each health_status', async () => {
     expect(ids(await discoverJson('health_status=active'))).toEqual(['research-agent@1.0.0']);
     expect(ids(await discoverJson('health_status=degraded'))).toEqual(['research-agent@2.0.0']);
     expect(ids(await discoverJson('health_status=inactive'))).toEqual(['billing-bot@1.0.0']);
     expect(ids(await discoverJson('health_status=unknown'))).toEqual(['empty-agent@0.1.0']);
     expect(ids(await discoverJson('health_status=ACTIVE'))).toEqual(['research-agent@1.0.0']);
+  });
+
+  it('regression (issue 8): health_status=healthy means active, as SDK callers write it', async () => {
+    expect(ids(await discoverJson('health_status=healthy'))).toEqual(['research-agent@1.0.0']);
+    expect(ids(await discoverJson('health_status=Healthy'))).toEqual(['research-agent@1.0.0']);
+    // A synonym is normalized before the cache key is made: one answer serves both spellings.
+    expect((await discover('agent=research*&health_status=active')).headers.get('x-discovery-cache')).toBe(
+      'miss',
+    );
+    expect((await discover('agent=research*&health_status=healthy')).headers.get('x-discovery-cache')).toBe(
+      'hit',
+    );
+  });
+
+  it('accepts the lifecycle words ready, offline and starting for the states they map to', async () => {
+    expect(ids(await discoverJson('health_status=ready'))).toEqual(['research-agent@1.0.0']);
+    expect(ids(await discoverJson('health_status=offline'))).toEqual(['billing-bot@1.0.0']);
+    expect(ids(await discoverJson('health_status=starting'))).toEqual(['empty-agent@0.1.0']);
+  });
+
+  it('refuses health_status=unhealthy as ambiguous, naming the two states it could mean', async () => {
+    const response = await discover('health_status=unhealthy');
+    expect(response.status).toBe(400);
+    const body = (await response.json()) as any;
+    expect(body.code).toBe('invalid_request');
+    expect(body.errors[0].field).toBe('health_status');
+    expect(body.errors[0].message).toMatch(/degraded.*inactive|inactive.*degraded/);
   });
 
   it('combines filters with AND and drops instances left without functions', async () => {
@@ -526,6 +576,8 @@ describe('discovery formats', () => {
     'reasoner=summ*',
     'skill=*search',
     'tags=research,finance',
+    'tags=payments,nlp',
+    'health_status=healthy',
     'health_status=active',
     'health_status=inactive',
     'health_status=degraded',

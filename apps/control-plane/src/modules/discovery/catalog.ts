@@ -1,7 +1,7 @@
 import type { LifecycleStatus, NodeInstance, ReasonerSpec, SkillSpec } from '../nodes/index.ts';
 import type { DiscoveryHealthStatus, DiscoveryQuery } from './schemas.ts';
 
-/** Discovery's health word for each lifecycle state. */
+/** Discovery's health word for each lifecycle state (schemas.ts maps the synonyms callers use). */
 export const HEALTH_BY_LIFECYCLE: Record<LifecycleStatus, DiscoveryHealthStatus> = {
   ready: 'active',
   offline: 'inactive',
@@ -84,7 +84,8 @@ function byIdentity(a: NodeInstance, b: NodeInstance): number {
  * - agent patterns (any of them) select instances by node id; health_status by lifecycle state;
  * - `reasoner` and `skill` each select functions of their kind; when only one of them is given,
  *   the other kind is left out (a skill never matches a reasoner filter);
- * - tag patterns keep functions carrying at least one matching tag;
+ * - tag patterns keep functions carrying at least one matching tag, and every function of an
+ *   instance whose own (agent) tags match;
  * - with any function filter, instances left without functions drop out.
  * Every instance (node id + version) is its own entry, sorted by node id then version; totals
  * count the whole filtered result, the page is `limit` entries from `offset`.
@@ -103,7 +104,11 @@ export function buildCapabilityListing(
     spec: ReasonerSpec | SkillSpec,
     idMatch: ((id: string) => boolean) | undefined,
     excluded: boolean,
-  ) => !excluded && (!idMatch || idMatch(spec.id)) && (!tagMatch || (spec.tags ?? []).some(tagMatch));
+    agentTagged: boolean,
+  ) =>
+    !excluded &&
+    (!idMatch || idMatch(spec.id)) &&
+    (!tagMatch || agentTagged || (spec.tags ?? []).some(tagMatch));
 
   const matching: AgentCapability[] = [];
   let totalReasoners = 0;
@@ -112,11 +117,14 @@ export function buildCapabilityListing(
     if (agentMatch && !agentMatch(instance.nodeId)) continue;
     const health = HEALTH_BY_LIFECYCLE[instance.lifecycleStatus];
     if (query.healthStatus && health !== query.healthStatus) continue;
+    // An agent's own tags describe every function it serves (SDKs tag the agent, not each
+    // function), so a tag matching the agent's tags lets all of its functions through.
+    const agentTagged = Boolean(tagMatch && instance.tags.some(tagMatch));
     const reasoners = instance.reasoners
-      .filter((r) => keep(r, reasonerMatch, Boolean(skillMatch && !reasonerMatch)))
+      .filter((r) => keep(r, reasonerMatch, Boolean(skillMatch && !reasonerMatch), agentTagged))
       .map((r) => describe(r, `${instance.nodeId}.${r.id}`, query.include));
     const skills = instance.skills
-      .filter((s) => keep(s, skillMatch, Boolean(reasonerMatch && !skillMatch)))
+      .filter((s) => keep(s, skillMatch, Boolean(reasonerMatch && !skillMatch), agentTagged))
       .map((s) => describe(s, `${instance.nodeId}.skill:${s.id}`, query.include));
     if (functionFiltered && reasoners.length === 0 && skills.length === 0) continue;
     totalReasoners += reasoners.length;

@@ -122,6 +122,45 @@ function choiceParam<const T extends readonly [string, ...string[]]>(choices: T)
 }
 
 /**
+ * Other words callers use for a discovery health state. `healthy` is how SDK callers write
+ * `active` (the TypeScript SDK passes the caller's word through); the lifecycle words of the
+ * nodes API map one-to-one onto discovery's, so they are unambiguous too.
+ */
+const HEALTH_SYNONYMS: Record<string, DiscoveryHealthStatus> = {
+  healthy: 'active',
+  ready: 'active',
+  offline: 'inactive',
+  starting: 'unknown',
+};
+
+/**
+ * Words refused although callers try them, with the reason: `unhealthy` could mean a degraded
+ * agent (reachable, failing its health checks) or an inactive one (offline); guessing either
+ * would silently hide the other.
+ */
+const AMBIGUOUS_HEALTH: Record<string, string> = {
+  unhealthy: 'ambiguous: use degraded (failing health checks) or inactive (offline)',
+};
+
+function healthStatusParam() {
+  return once().transform((value, ctx) => {
+    if (value === undefined) return undefined;
+    const word = value.toLowerCase();
+    if ((DISCOVERY_HEALTH_STATUSES as readonly string[]).includes(word)) return word as DiscoveryHealthStatus;
+    const synonym = HEALTH_SYNONYMS[word];
+    if (synonym) return synonym;
+    const reason = AMBIGUOUS_HEALTH[word];
+    ctx.addIssue({
+      code: 'custom',
+      message: reason
+        ? `"${value}" is ${reason}`
+        : `must be one of ${DISCOVERY_HEALTH_STATUSES.join(', ')} (or healthy, ready, offline, starting) (got "${value}")`,
+    });
+    return z.NEVER;
+  });
+}
+
+/**
  * The query string of GET /api/v1/discovery/capabilities. `agent` and `node_id` take one agent id
  * (or pattern); `agent_ids` and `node_ids` take a comma-separated list, as agent SDKs send them;
  * all four combine into one any-of agent filter. Unknown parameters (such as `api_key`) are ignored.
@@ -135,7 +174,7 @@ export const DiscoveryQuerySchema = z
     reasoner: patternParam(),
     skill: patternParam(),
     tags: patternListParam(),
-    health_status: choiceParam(DISCOVERY_HEALTH_STATUSES),
+    health_status: healthStatusParam(),
     format: choiceParam(DISCOVERY_FORMATS),
     include_input_schema: booleanParam(),
     include_output_schema: booleanParam(),
