@@ -4,64 +4,47 @@
  * control-plane server, turns ready, shows in discovery in all three formats, and goes offline
  * when its process dies. The example agent's health endpoint cannot fail, so the degraded path
  * uses a second agent of our own whose /health answers 500, against the same server.
+ *
+ * Each test starts agents of its own (ids never repeat) and waits for them to turn ready as a
+ * stated precondition, so one failing behaviour does not take the others down with it.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
-import { openDatabase } from '@switchyard/shared/db';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { freePort } from '../support/free-port.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const AGENT_SCRIPT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
-const AGENT_ID = `first-agent-${randomBytes(3).toString('hex')}`;
+const RUN_ID = randomBytes(3).toString('hex');
 
 let running: RunningServer;
 let dataDir: string;
-let agent: ChildProcess;
-let agentLog = '';
-let dropDatabase: (() => Promise<void>) | undefined;
+let database: ThrowawayDatabase | undefined;
 const events: Array<{ event: string; data: any }> = [];
 let stopStream: (() => void) | undefined;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as { port: number };
-  await new Promise((done) => server.close(done));
-  return port;
-}
-
-/** A throwaway PostgreSQL database when DATABASE_URL is set (the embedded database otherwise). */
-async function databaseUrlForRun(): Promise<string | undefined> {
-  const url = process.env.DATABASE_URL;
-  if (!url) return undefined;
-  const name = `sy_first_agent_${randomBytes(4).toString('hex')}`;
-  const admin = await openDatabase({ url, poolMax: 1 });
-  await admin.raw(`create database ${name}`);
-  await admin.destroy();
-  dropDatabase = async () => {
-    const cleanup = await openDatabase({ url, poolMax: 1 });
-    await cleanup.raw(`drop database if exists ${name} with (force)`);
-    await cleanup.destroy();
-  };
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return target.toString();
-}
+/** Agents started by the current test; afterEach kills them. */
+const agents: RunningProcess[] = [];
+let agentCount = 0;
 
 async function getJson(path: string): Promise<any> {
   const response = await fetch(`${running.url}${path}`);
   return { status: response.status, body: await response.json() };
 }
 
+/** Thrown by a check to stop polling at once: waiting longer cannot help. */
+class GiveUp extends Error {}
+
 /** Polls until `check` returns a value, or fails after `timeoutMs` with what was last seen. */
 async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
+  context: () => string = () => '',
   timeoutMs = 30_000,
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -71,10 +54,11 @@ async function eventually<T>(
       const value = await check();
       if (value !== undefined) return value;
     } catch (error) {
+      if (error instanceof GiveUp) throw new Error(`${what}: ${error.message}\n${context()}`);
       last = error;
     }
     if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms (${String(last ?? '')})\n${agentLog}`);
+      throw new Error(`${what}: not within ${timeoutMs} ms (${String(last ?? '')})\n${context()}`);
     await new Promise((done) => setTimeout(done, 100));
   }
 }
@@ -82,6 +66,45 @@ async function eventually<T>(
 async function statusOf(id: string): Promise<string | undefined> {
   const { status, body } = await getJson(`/api/v1/nodes/${id}`);
   return status === 200 ? body.lifecycle_status : undefined;
+}
+
+interface StartedAgent {
+  id: string;
+  process: RunningProcess;
+}
+
+/** Runs the example agent (or a copy of it at `script`) as a child process with an id of its own. */
+async function startAgent(script = AGENT_SCRIPT): Promise<StartedAgent> {
+  const id = `first-agent-${RUN_ID}-${++agentCount}`;
+  const port = await freePort();
+  const agent = startNode([script], {
+    env: { PATH: process.env.PATH, CONTROL_PLANE_URL: running.url, AGENT_PORT: String(port), AGENT_ID: id },
+  });
+  agents.push(agent);
+  return { id, process: agent };
+}
+
+/** Waits until the agent is ready, failing at once if its process ends first. */
+async function untilReady(agent: StartedAgent, what: string): Promise<void> {
+  await eventually(
+    what,
+    async () => {
+      if (agent.process.child.exitCode !== null || agent.process.child.signalCode !== null) {
+        throw new GiveUp(
+          `the agent exited (${agent.process.child.signalCode ?? agent.process.child.exitCode})`,
+        );
+      }
+      return (await statusOf(agent.id)) === 'ready' ? true : undefined;
+    },
+    () => `agent output:\n${agent.process.output()}`,
+  );
+}
+
+/** Starts the example agent and waits, as a precondition of the test, until it is ready. */
+async function startReadyAgent(script = AGENT_SCRIPT): Promise<StartedAgent> {
+  const agent = await startAgent(script);
+  await untilReady(agent, `precondition: agent ${agent.id} turns ready`);
+  return agent;
 }
 
 async function openNodeStream(): Promise<void> {
@@ -115,7 +138,7 @@ async function openNodeStream(): Promise<void> {
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sy-first-agent-'));
-  const databaseUrl = await databaseUrlForRun();
+  database = await throwawayDatabase('sy_first_agent');
   running = await startServer({
     // Only these settings: a developer's SERVICE_API_KEY or SERVICE_CONFIG_FILE must not leak in
     // (tests/ has no switchyard.yaml, so no file layer applies).
@@ -123,45 +146,36 @@ beforeAll(async () => {
       CONTROL_PLANE_PORT: '0',
       CONTROL_PLANE_HOST: '127.0.0.1',
       SWITCHYARD_DATA_DIR: dataDir,
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      ...(database.url ? { DATABASE_URL: database.url } : {}),
       // The example heartbeats every 5 s, so the TTL stays above that; everything else is short.
       SWITCHYARD_NODE_LIFECYCLE_HEARTBEAT_TTL: '8s',
       SWITCHYARD_NODE_LIFECYCLE_SWEEP_INTERVAL: '250ms',
       SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL: '300ms',
       SWITCHYARD_NODE_HEALTH_CHECK_TIMEOUT: '1s',
       SWITCHYARD_NODE_HEALTH_RECOVERY_DEBOUNCE: '600ms',
+      // The server's own log lines would bury the test report.
+      LOG_LEVEL: 'silent',
     },
-    log: () => {},
   });
   await openNodeStream();
-  const port = await freePort();
-  agent = spawn(process.execPath, [AGENT_SCRIPT], {
-    env: { PATH: process.env.PATH, CONTROL_PLANE_URL: running.url, AGENT_PORT: String(port), AGENT_ID },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  agent.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    agentLog += chunk;
-  });
-  agent.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    agentLog += chunk;
-  });
+});
+
+afterEach(async () => {
+  await Promise.all(agents.splice(0).map((agent) => agent.stop('SIGKILL')));
 });
 
 afterAll(async () => {
   stopStream?.();
-  if (agent && agent.exitCode === null && agent.signalCode === null) {
-    const exited = new Promise((done) => agent.once('exit', done));
-    agent.kill('SIGKILL');
-    await exited;
-  }
   await running?.close();
-  await dropDatabase?.();
+  await database?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe('the first agent from the docs', () => {
   it('registers and turns ready', async () => {
-    await eventually('agent ready', async () => ((await statusOf(AGENT_ID)) === 'ready' ? true : undefined));
+    const agent = await startAgent();
+    const AGENT_ID = agent.id;
+    await untilReady(agent, 'agent ready');
     const { body } = await getJson(`/api/v1/nodes/${AGENT_ID}`);
     expect(body).toMatchObject({
       id: AGENT_ID,
@@ -182,6 +196,7 @@ describe('the first agent from the docs', () => {
   });
 
   it('shows in discovery as json, xml and compact', async () => {
+    const { id: AGENT_ID } = await startReadyAgent();
     const json = await eventually('json discovery', async () => {
       const { status, body } = await getJson(`/api/v1/discovery/capabilities?agent=${AGENT_ID}`);
       return status === 200 && body.capabilities?.length === 1 ? body : undefined;
@@ -228,7 +243,7 @@ describe('the first agent from the docs', () => {
         .end(JSON.stringify({ status: ok ? 'ok' : 'error' }));
     });
     await new Promise<void>((done) => sick.listen(0, '127.0.0.1', done));
-    const sickId = `${AGENT_ID}-sick`;
+    const sickId = `first-agent-${RUN_ID}-sick`;
     const post = (path: string, body: unknown) =>
       fetch(`${running.url}${path}`, {
         method: 'POST',
@@ -261,9 +276,9 @@ describe('the first agent from the docs', () => {
   });
 
   it('goes offline when its process dies', async () => {
-    const exited = new Promise((done) => agent.once('exit', done));
-    agent.kill('SIGKILL');
-    await exited;
+    const { id: AGENT_ID, process: agent } = await startReadyAgent();
+    agent.child.kill('SIGKILL');
+    await agent.exited;
     await eventually('agent offline', async () =>
       (await statusOf(AGENT_ID)) === 'offline' ? true : undefined,
     );
@@ -275,5 +290,20 @@ describe('the first agent from the docs', () => {
           e.event === 'node.status_changed' && e.data.node_id === AGENT_ID && e.data.new_status === 'offline',
       ),
     ).toBe(true);
+  });
+
+  // Issue 8: a checkout under a path with a space (a main-module check comparing
+  // `file://${process.argv[1]}` with import.meta.url never matches there).
+  it('runs from a directory whose path has a space', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'sy first agent '));
+    try {
+      const copy = join(directory, 'agent.mjs');
+      copyFileSync(AGENT_SCRIPT, copy);
+      const agent = await startAgent(copy);
+      await untilReady(agent, 'agent ready');
+      expect(agent.process.output()).toContain(`[agent] registered ${agent.id}@1.0.0`);
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
   });
 });
