@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { isProblem } from '@switchyard/shared';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { defaultConfig } from '../src/config.ts';
@@ -18,78 +19,105 @@ import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/met
 import { metricValue } from './helpers/metrics.ts';
 
 // ---------------------------------------------------------------------------------------------
-// A strict little XML reader: elements, attributes, text and the five entities plus character
-// references. It throws on anything malformed, so a passing parse means the document is well formed.
+// The XML oracle: fast-xml-parser checks that an answer is well formed (the validator runs before
+// the parse and throws on the first error), then readDiscoveryXml checks the shape the spec gives
+// the xml format and returns it as plain objects.
 
-interface XmlElement {
-  name: string;
-  attributes: Record<string, string>;
-  children: XmlElement[];
-  text: string;
+const xmlParser = new XMLParser({
+  ignoreAttributes: false,
+  attributeNamePrefix: '',
+  attributesGroupName: '@',
+  ignoreDeclaration: true,
+  // Keep every value as the text it is: '1.0' is a version, not a number.
+  parseTagValue: false,
+  parseAttributeValue: false,
+  // Decodes character references (&#10;) besides the five XML entities.
+  htmlEntities: true,
+  isArray: (name) => ['agent', 'reasoner', 'skill', 'tag'].includes(name),
+});
+
+type XmlAttributes = Record<string, string>;
+interface ParsedFunction {
+  '@': XmlAttributes;
+  description?: string;
+  tags: { tag: string[] } | '';
+  input_schema?: string;
+  output_schema?: string;
+  examples?: string;
+}
+interface ParsedAgent {
+  '@': XmlAttributes;
+  reasoner?: ParsedFunction[];
+  skill?: ParsedFunction[];
 }
 
-function decodeEntities(raw: string): string {
-  if (/[<]/.test(raw)) throw new Error(`raw "<" in ${raw}`);
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: XML forbids these characters
-  if (/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/.test(raw)) throw new Error('control character in XML');
-  return raw.replace(/&([^;]*);|&/g, (whole, name: string | undefined) => {
-    if (name === undefined) throw new Error(`bare "&" in ${raw}`);
-    const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-    if (name in named) return named[name]!;
-    const code = /^#x([0-9a-f]+)$/i.exec(name) ?? /^#(\d+)$/.exec(name);
-    if (!code) throw new Error(`unknown entity ${whole}`);
-    return String.fromCodePoint(Number.parseInt(code[1]!, name.startsWith('#x') ? 16 : 10));
-  });
+/** One reasoner or skill of an xml answer. */
+interface XmlFunction {
+  id: string;
+  target: string;
+  description?: string;
+  tags: string[];
+  input_schema?: string;
+  output_schema?: string;
+  examples?: string;
+}
+interface XmlAgent {
+  attributes: XmlAttributes;
+  reasoners: XmlFunction[];
+  skills: XmlFunction[];
+}
+interface XmlDiscovery {
+  attributes: XmlAttributes;
+  summary: XmlAttributes;
+  agents: XmlAgent[];
 }
 
-function parseXml(source: string): XmlElement {
-  let text = source;
-  const declaration = /^<\?xml[^?]*\?>\s*/.exec(text);
-  if (declaration) text = text.slice(declaration[0].length);
-  let pos = 0;
-  const stack: XmlElement[] = [];
-  let root: XmlElement | undefined;
-  while (pos < text.length) {
-    if (text[pos] === '<') {
-      const close = /^<\/([A-Za-z_][\w.-]*)\s*>/.exec(text.slice(pos));
-      if (close) {
-        const open = stack.pop();
-        if (!open || open.name !== close[1]) throw new Error(`unexpected </${close[1]}>`);
-        pos += close[0].length;
-        continue;
-      }
-      const tag = /^<([A-Za-z_][\w.-]*)((?:\s+[A-Za-z_][\w.-]*\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*(\/?)>/.exec(
-        text.slice(pos),
-      );
-      if (!tag) throw new Error(`malformed tag at ${pos}: ${text.slice(pos, pos + 40)}`);
-      const attributes: Record<string, string> = {};
-      for (const attr of tag[2]!.matchAll(/([A-Za-z_][\w.-]*)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
-        if (attr[1]! in attributes) throw new Error(`duplicate attribute ${attr[1]}`);
-        attributes[attr[1]!] = decodeEntities(attr[2] ?? attr[3] ?? '');
-      }
-      const element: XmlElement = { name: tag[1]!, attributes, children: [], text: '' };
-      if (stack.length > 0) stack.at(-1)!.children.push(element);
-      else if (root) throw new Error('second root element');
-      else root = element;
-      if (tag[3] !== '/') stack.push(element);
-      pos += tag[0].length;
-    } else {
-      const end = text.indexOf('<', pos);
-      const chunk = text.slice(pos, end === -1 ? undefined : end);
-      if (stack.length > 0) stack.at(-1)!.text += decodeEntities(chunk);
-      else if (chunk.trim() !== '') throw new Error('text outside the root element');
-      pos = end === -1 ? text.length : end;
-    }
-  }
-  if (stack.length > 0 || !root) throw new Error('unclosed elements');
-  return root;
+const FUNCTION_CHILDREN = ['@', 'description', 'tags', 'input_schema', 'output_schema', 'examples'];
+const AGENT_ATTRIBUTES = ['id', 'base_url', 'version', 'health_status', 'deployment_type', 'last_heartbeat'];
+
+function readFunction(fn: ParsedFunction): XmlFunction {
+  expect(Object.keys(fn['@']).sort()).toEqual(['id', 'target']);
+  for (const name of Object.keys(fn)) expect(FUNCTION_CHILDREN).toContain(name);
+  expect(fn.tags === '' || Object.keys(fn.tags).join() === 'tag').toBe(true);
+  const { '@': attributes, tags, ...children } = fn;
+  return { id: attributes.id!, target: attributes.target!, tags: tags === '' ? [] : tags.tag, ...children };
 }
 
-function child(element: XmlElement, name: string): XmlElement | undefined {
-  return element.children.find((c) => c.name === name);
+/** Parses an xml discovery answer and checks its shape: fails the test when either is wrong. */
+function readDiscoveryXml(text: string): XmlDiscovery {
+  expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>\n')).toBe(true);
+  const document = xmlParser.parse(text, true) as Record<string, unknown>;
+  expect(Object.keys(document)).toEqual(['discovery']);
+  const root = document.discovery as {
+    '@': XmlAttributes;
+    summary: { '@': XmlAttributes };
+    capabilities: { agent: ParsedAgent[] } | '';
+  };
+  expect(Object.keys(root).sort()).toEqual(['@', 'capabilities', 'summary']);
+  expect(Object.keys(root['@'])).toEqual(['discovered_at']);
+  expect(Object.keys(root.summary)).toEqual(['@']);
+  const agents = root.capabilities === '' ? [] : root.capabilities.agent;
+  return {
+    attributes: root['@'],
+    summary: root.summary['@'],
+    agents: agents.map((agent) => {
+      for (const name of Object.keys(agent)) expect(['@', 'reasoner', 'skill']).toContain(name);
+      for (const name of Object.keys(agent['@'])) expect(AGENT_ATTRIBUTES).toContain(name);
+      expect(agent['@']).toMatchObject({
+        id: expect.any(String),
+        base_url: expect.any(String),
+        version: expect.any(String),
+        health_status: expect.any(String),
+        deployment_type: expect.any(String),
+      });
+      return {
+        attributes: agent['@'],
+        reasoners: (agent.reasoner ?? []).map(readFunction),
+        skills: (agent.skill ?? []).map(readFunction),
+      };
+    }),
+  };
 }
-
-// ---------------------------------------------------------------------------------------------
 
 const T0 = Date.parse('2026-11-22T06:00:00.000Z');
 let now = T0;
@@ -511,10 +539,9 @@ describe('discovery formats', () => {
     expect(response.headers.get('content-type')).toBe('application/xml; charset=utf-8');
     const text = await response.text();
     expect(text.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
-    const root = parseXml(text);
-    expect(root.name).toBe('discovery');
-    expect(new Date(root.attributes.discovered_at!).toISOString()).toBe(root.attributes.discovered_at);
-    expect(child(root, 'summary')!.attributes).toEqual({
+    const xml = readDiscoveryXml(text);
+    expect(new Date(xml.attributes.discovered_at!).toISOString()).toBe(xml.attributes.discovered_at);
+    expect(xml.summary).toEqual({
       total_agents: '4',
       total_reasoners: '4',
       total_skills: '2',
@@ -522,33 +549,36 @@ describe('discovery formats', () => {
       offset: '0',
       has_more: 'false',
     });
-    const agents = child(root, 'capabilities')!.children;
-    expect(agents.map((a) => `${a.name}:${a.attributes.id}@${a.attributes.version}`)).toEqual([
-      'agent:billing-bot@1.0.0',
-      'agent:empty-agent@0.1.0',
-      'agent:research-agent@1.0.0',
-      'agent:research-agent@2.0.0',
+    expect(xml.agents.map((a) => `${a.attributes.id}@${a.attributes.version}`)).toEqual([
+      'billing-bot@1.0.0',
+      'empty-agent@0.1.0',
+      'research-agent@1.0.0',
+      'research-agent@2.0.0',
     ]);
-    const research = agents[2]!;
+    const research = xml.agents[2]!;
     expect(research.attributes).toMatchObject({ base_url: 'http://127.0.0.1:9101', health_status: 'active' });
-    expect(research.children.map((c) => `${c.name}:${c.attributes.id}:${c.attributes.target}`)).toEqual([
-      'reasoner:deep_research:research-agent.deep_research',
-      'reasoner:summarize_text:research-agent.summarize_text',
-      'skill:web_search:research-agent.skill:web_search',
+    expect(research.reasoners.map((r) => `${r.id}:${r.target}`)).toEqual([
+      'deep_research:research-agent.deep_research',
+      'summarize_text:research-agent.summarize_text',
     ]);
-    const deep = research.children[0]!;
-    expect(child(deep, 'description')!.text).toBe('Researches a question in depth');
-    expect(child(deep, 'tags')!.children.map((t) => [t.name, t.text])).toEqual([
-      ['tag', 'research'],
-      ['tag', 'ML'],
+    expect(research.skills.map((s) => `${s.id}:${s.target}`)).toEqual([
+      'web_search:research-agent.skill:web_search',
     ]);
+    expect(research.reasoners[0]).toEqual({
+      id: 'deep_research',
+      target: 'research-agent.deep_research',
+      description: 'Researches a question in depth',
+      tags: ['research', 'ML'],
+    });
+    // An agent without functions is an empty element; a function without tags has an empty <tags/>.
+    expect(xml.agents[1]).toMatchObject({ reasoners: [], skills: [] });
   });
 
   it('escapes hostile text in xml and replaces characters XML cannot carry', async () => {
     const text = await (await discover('format=xml&agent=billing-bot&include_descriptions=true')).text();
-    const invoice = child(child(parseXml(text), 'capabilities')!.children[0]!, 'reasoner')!;
-    expect(child(invoice, 'description')!.text).toBe(HOSTILE_DESCRIPTION.replace('\u0001', '\uFFFD'));
-    expect(child(invoice, 'tags')!.children.map((t) => t.text)).toEqual(['finance', '<tag & "more">']);
+    const invoice = readDiscoveryXml(text).agents[0]!.reasoners[0]!;
+    expect(invoice.description).toBe(HOSTILE_DESCRIPTION.replace('\u0001', '\uFFFD'));
+    expect(invoice.tags).toEqual(['finance', '<tag & "more">']);
   });
 
   it('carries schemas and examples in xml as JSON text when asked', async () => {
@@ -557,12 +587,11 @@ describe('discovery formats', () => {
         'format=xml&reasoner=deep_research&agent=research-agent&include_input_schema=true&include_examples=true',
       )
     ).text();
-    const agents = child(parseXml(text), 'capabilities')!.children;
-    const deep = child(agents[0]!, 'reasoner')!;
-    expect(JSON.parse(child(deep, 'input_schema')!.text)).toEqual(DEEP_RESEARCH.input_schema);
-    expect(JSON.parse(child(deep, 'examples')!.text)).toEqual(DEEP_RESEARCH.examples);
-    expect(child(deep, 'output_schema')).toBeUndefined();
-    expect(child(deep, 'description')).toBeUndefined();
+    const deep = readDiscoveryXml(text).agents[0]!.reasoners[0]!;
+    expect(JSON.parse(deep.input_schema!)).toEqual(DEEP_RESEARCH.input_schema);
+    expect(JSON.parse(deep.examples!)).toEqual(DEEP_RESEARCH.examples);
+    expect(deep).not.toHaveProperty('output_schema');
+    expect(deep).not.toHaveProperty('description');
   });
 
   // Every parameter in every format: the three formats must list the same functions.
@@ -602,12 +631,21 @@ describe('discovery formats', () => {
         ...compact.skills.map((s: { target: string }) => s.target),
       ];
       expect(compact.pagination).toEqual(json.pagination);
-      const xml = parseXml(await (await discover(`${query}&format=xml`)).text());
-      const fromXml = child(xml, 'capabilities')!.children.flatMap((agent) =>
-        agent.children.map((fn) => fn.attributes.target!),
+      const xml = readDiscoveryXml(await (await discover(`${query}&format=xml`)).text());
+      const fromXml = xml.agents.flatMap((agent) =>
+        [...agent.reasoners, ...agent.skills].map((fn) => fn.target),
       );
-      expect(child(xml, 'summary')!.attributes.total_agents).toBe(String(json.total_agents));
-      expect(child(xml, 'capabilities')!.children.length).toBe(json.capabilities.length);
+      expect(xml.summary).toEqual({
+        total_agents: String(json.total_agents),
+        total_reasoners: String(json.total_reasoners),
+        total_skills: String(json.total_skills),
+        limit: String(json.pagination.limit),
+        offset: String(json.pagination.offset),
+        has_more: String(json.pagination.has_more),
+      });
+      expect(xml.agents.map((a) => `${a.attributes.id}@${a.attributes.version}`)).toEqual(
+        json.capabilities.map((c: { agent_id: string; version: string }) => `${c.agent_id}@${c.version}`),
+      );
       expect([...fromCompact].sort()).toEqual([...fromJson].sort());
       expect([...fromXml].sort()).toEqual([...fromJson].sort());
     });
