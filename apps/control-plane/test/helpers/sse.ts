@@ -1,13 +1,21 @@
-/** One parsed Server-Sent Events frame. */
+import { createParser } from 'eventsource-parser';
+
+/**
+ * One thing a Server-Sent Events stream delivered: an event (its `event:` name, `''` when it
+ * had none, its `data:` lines joined with "\n", its `id:` when it had one), or a comment line,
+ * which SSE never dispatches as an event and which this helper reports as a frame of its own
+ * with an empty `event` and `data`, so tests can wait for `: connected` and `: keep-alive`.
+ */
 export interface SseFrame {
   event: string;
   data: string;
+  id?: string;
   comment: string[];
 }
 
 /**
- * A real streaming client: fetch + body reader, parsing frames as they arrive (not after the
- * response ends), the way a browser EventSource does.
+ * A real streaming client: fetch + body reader, frames parsed by eventsource-parser as they
+ * arrive (not after the response ends), the way a browser EventSource does.
  */
 export interface SseClient {
   response: Response;
@@ -27,37 +35,24 @@ export async function openSse(url: string, init: RequestInit = {}): Promise<SseC
   const frames: SseFrame[] = [];
   const waiters: Array<{ match: (f: SseFrame) => boolean; resolve: (f: SseFrame) => void }> = [];
   let consumed = 0;
+  const deliver = (frame: SseFrame) => {
+    frames.push(frame);
+    for (const waiter of [...waiters]) {
+      if (waiter.match(frame)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(frame);
+      }
+    }
+  };
+  const parser = createParser({
+    onEvent: ({ event, data, id }) =>
+      deliver({ event: event ?? '', data, ...(id === undefined ? {} : { id }), comment: [] }),
+    onComment: (comment) => deliver({ event: '', data: '', comment: [comment.trim()] }),
+  });
   const pump = async () => {
     if (!response.body) return;
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
     try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += value;
-        let end = buffer.indexOf('\n\n');
-        while (end !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const frame: SseFrame = { event: '', data: '', comment: [] };
-          const data: string[] = [];
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) frame.comment.push(line.slice(1).trim());
-            else if (line.startsWith('event:')) frame.event = line.slice(6).trim();
-            else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-          }
-          frame.data = data.join('\n');
-          frames.push(frame);
-          for (const waiter of [...waiters]) {
-            if (waiter.match(frame)) {
-              waiters.splice(waiters.indexOf(waiter), 1);
-              waiter.resolve(frame);
-            }
-          }
-          end = buffer.indexOf('\n\n');
-        }
-      }
+      for await (const chunk of response.body.pipeThrough(new TextDecoderStream())) parser.feed(chunk);
     } catch {
       // aborted by close()
     }
