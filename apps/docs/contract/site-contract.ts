@@ -42,6 +42,18 @@ export const SHARES_DEFAULT_MAX_BYTES = 1024 * 1024;
 export const SHARES_DEFAULT_WRITE_BUDGET_BYTES = 10 * 1024 * 1024;
 export const SHARES_DEFAULT_WRITE_WINDOW_SECONDS = 3600;
 
+/** The execution statuses a run bundle's nodes may have: the control plane's (its spec, §3). */
+export const EXECUTION_STATUSES = [
+  'queued',
+  'pending',
+  'running',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timeout',
+  'waiting',
+] as const;
+
 /** Bounds of a run bundle, enforced by the publish handler and described in /openapi.json. */
 export const RUN_BUNDLE_LIMITS = {
   /** Ids, names, titles and other short text. */

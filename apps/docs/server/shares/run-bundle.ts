@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RUN_BUNDLE_LIMITS as LIMITS } from '../../contract/site-contract.ts';
+import { EXECUTION_STATUSES, RUN_BUNDLE_LIMITS as LIMITS } from '../../contract/site-contract.ts';
 
 /**
  * The run bundle the platform CLI publishes (`POST /api/v1/shares`): one workflow run with its
@@ -14,18 +14,6 @@ import { RUN_BUNDLE_LIMITS as LIMITS } from '../../contract/site-contract.ts';
  * (`agent.func`), `ended_at` → `finished_at`, `error` → `error_message`; an empty time and a null
  * error are left out; other nulls are kept. Unknown members are dropped.
  */
-
-/** The execution statuses the control plane reports (control-plane API spec, §3). */
-export const EXECUTION_STATUSES = [
-  'queued',
-  'pending',
-  'running',
-  'succeeded',
-  'failed',
-  'cancelled',
-  'timeout',
-  'waiting',
-] as const;
 
 const text = z.string().min(1).max(LIMITS.text);
 const isoTimestamp = z.iso.datetime({ offset: true });

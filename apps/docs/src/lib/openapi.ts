@@ -5,16 +5,21 @@
  * described here and that every operation described here is answered.
  */
 
-import { SITE_ERROR_CODES } from '@switchyard/shared';
+import { MAX_JSON_DEPTH, SITE_ERROR_CODES } from '@switchyard/shared';
 import {
   CATEGORY_MAX_LENGTH,
   CATEGORIES as DOCUMENTATION_CATEGORIES,
+  EXECUTION_STATUSES,
   PAGE_PATH_MAX_LENGTH,
+  RUN_BUNDLE_LIMITS,
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
   SEARCH_LIMIT_MIN,
   SEARCH_QUERY_MAX_LENGTH,
   SHARE_ID_PATTERN,
+  SHARES_DEFAULT_MAX_BYTES,
+  SHARES_DEFAULT_WRITE_BUDGET_BYTES,
+  SHARES_DEFAULT_WRITE_WINDOW_SECONDS,
 } from '../../contract/site-contract.ts';
 
 type Json = Record<string, unknown>;
@@ -151,7 +156,7 @@ function shareOperation(operationId: string, path: string): Json {
         headers: { ...COMMON_HEADERS, Vary: ref('headers', 'Vary') },
         content: {
           'text/html': { schema: { type: 'string' } },
-          'application/json': { schema: ref('schemas', 'RunBundle') },
+          'application/json': { schema: ref('schemas', 'StoredRunBundle') },
         },
       },
       '404': problemResponse(
@@ -165,6 +170,15 @@ function shareOperation(operationId: string, path: string): Json {
     },
   };
 }
+
+/** A time, or `""` for one not reached yet (the CLI's `ended_at` of a running node). */
+const OPTIONAL_TIME: Json = { anyOf: [{ type: 'string', format: 'date-time' }, { const: '' }] };
+
+const PREVIEW: Json = {
+  description: `Text (at most ${RUN_BUNDLE_LIMITS.preview} characters; the CLI sends pretty JSON clipped at 2 KiB, \`"[redacted]"\` or \`""\`) or any JSON value.`,
+};
+
+const mebibytes = (bytes: number) => `${bytes / (1024 * 1024)} MiB`;
 
 const SCHEMAS: Json = {
   Problem: {
@@ -342,54 +356,131 @@ const SCHEMAS: Json = {
   },
   RunNode: {
     type: 'object',
-    required: ['target', 'status'],
-    description: 'One execution of the run. `execution_id` is required; `id` is accepted in its place.',
+    description:
+      "One execution of the run, in either spelling: the documented one (`execution_id`, `target`, `finished_at`, `error_message`) or the platform CLI's (`id`, `agent` + `func`, `ended_at`, `error`). It needs `execution_id` or `id`, and `target` or `agent` and `func`. Unknown members are dropped.",
+    required: ['status'],
+    allOf: [
+      { anyOf: [{ required: ['execution_id'] }, { required: ['id'] }] },
+      { anyOf: [{ required: ['target'] }, { required: ['agent', 'func'] }] },
+    ],
     properties: {
-      execution_id: { type: 'string', minLength: 1, maxLength: 200 },
-      id: { type: 'string', minLength: 1, maxLength: 200, description: 'Synonym of execution_id on input.' },
-      node_id: { type: 'string', maxLength: 200 },
-      target: { type: 'string', minLength: 1, maxLength: 200, description: 'e.g. `support-agent.triage`.' },
-      status: {
+      execution_id: { type: 'string', minLength: 1, maxLength: RUN_BUNDLE_LIMITS.text },
+      id: {
         type: 'string',
-        enum: ['queued', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'timeout', 'waiting'],
+        minLength: 1,
+        maxLength: RUN_BUNDLE_LIMITS.text,
+        description: "The CLI's name for execution_id.",
       },
+      target: {
+        type: 'string',
+        minLength: 1,
+        maxLength: RUN_BUNDLE_LIMITS.text,
+        description: 'e.g. `support-agent.triage`.',
+      },
+      agent: {
+        type: 'string',
+        minLength: 1,
+        maxLength: RUN_BUNDLE_LIMITS.text,
+        description:
+          "The CLI's agent (node id); stored as `node_id`, and with `func` as `target` (`agent.func`).",
+      },
+      func: {
+        type: 'string',
+        minLength: 1,
+        maxLength: RUN_BUNDLE_LIMITS.text,
+        description: "The CLI's function name.",
+      },
+      node_id: { type: 'string', maxLength: RUN_BUNDLE_LIMITS.text },
+      status: { type: 'string', enum: [...EXECUTION_STATUSES] },
+      duration_ms: { type: ['number', 'null'], minimum: 0 },
+      started_at: OPTIONAL_TIME,
+      finished_at: OPTIONAL_TIME,
+      ended_at: {
+        ...OPTIONAL_TIME,
+        description: 'The CLI\'s name for finished_at; `""` while the node runs.',
+      },
+      cost_usd: { type: ['number', 'null'], minimum: 0 },
+      model: { type: ['string', 'null'], maxLength: RUN_BUNDLE_LIMITS.text },
+      input_preview: PREVIEW,
+      output_preview: PREVIEW,
+      error_message: { type: 'string', maxLength: RUN_BUNDLE_LIMITS.preview },
+      error: {
+        type: ['string', 'null'],
+        maxLength: RUN_BUNDLE_LIMITS.preview,
+        description: "The CLI's name for error_message; `null` when the node did not fail.",
+      },
+    },
+  },
+  StoredRunNode: {
+    type: 'object',
+    description:
+      'One execution as a share serves it: the canonical spelling whichever one was published (`id` → `execution_id`, `agent` → `node_id`, `agent` + `func` → `target`, `ended_at` → `finished_at`, `error` → `error_message`; empty times and a null error left out).',
+    required: ['execution_id', 'target', 'status'],
+    properties: {
+      execution_id: { type: 'string', minLength: 1 },
+      target: { type: 'string', minLength: 1 },
+      node_id: { type: 'string' },
+      status: { type: 'string', enum: [...EXECUTION_STATUSES] },
       duration_ms: { type: ['number', 'null'], minimum: 0 },
       started_at: { type: 'string', format: 'date-time' },
       finished_at: { type: 'string', format: 'date-time' },
-      input_preview: { description: 'Text (at most 20000 characters) or any JSON value.' },
-      output_preview: { description: 'Text (at most 20000 characters) or any JSON value.' },
-      error_message: { type: 'string', maxLength: 20000 },
+      cost_usd: { type: ['number', 'null'], minimum: 0 },
+      model: { type: ['string', 'null'] },
+      input_preview: PREVIEW,
+      output_preview: PREVIEW,
+      error_message: { type: 'string' },
     },
+    additionalProperties: false,
   },
   RunEdge: {
     type: 'object',
     required: ['from', 'to'],
     description: 'The execution `from` called the execution `to`; both must be execution ids of nodes.',
     properties: {
-      from: { type: 'string', minLength: 1, maxLength: 200 },
-      to: { type: 'string', minLength: 1, maxLength: 200 },
+      from: { type: 'string', minLength: 1, maxLength: RUN_BUNDLE_LIMITS.text },
+      to: { type: 'string', minLength: 1, maxLength: RUN_BUNDLE_LIMITS.text },
     },
+  },
+  RunTotals: {
+    type: 'object',
+    description: `Up to ${RUN_BUNDLE_LIMITS.totals} counts by snake_case name, e.g. \`agents\`, \`nodes\`, \`succeeded\`, \`duration_ms\`, \`cost_usd\`; \`null\` where nothing was measured.`,
+    maxProperties: RUN_BUNDLE_LIMITS.totals,
+    propertyNames: { pattern: '^[a-z][a-z0-9_]*$', maxLength: RUN_BUNDLE_LIMITS.totalKey },
+    additionalProperties: { type: ['number', 'null'], minimum: 0 },
   },
   RunBundle: {
     type: 'object',
-    description: 'A workflow run as the platform CLI exports it. Unknown members are dropped.',
-    required: ['version', 'workflow_id', 'title', 'generated_at', 'totals', 'nodes', 'edges'],
+    description: `A workflow run as the platform CLI exports it. The whole body nests objects and arrays at most ${MAX_JSON_DEPTH} levels deep. Unknown members are dropped.`,
+    required: ['version', 'workflow_id', 'generated_at', 'totals', 'nodes', 'edges'],
     properties: {
       version: { type: 'integer', const: 1 },
-      workflow_id: { type: 'string', minLength: 1, maxLength: 200 },
-      title: { type: 'string', minLength: 1, maxLength: 200 },
-      generated_at: { type: 'string', format: 'date-time' },
-      totals: {
-        type: 'object',
-        description:
-          'Up to 32 counts by snake_case name, e.g. `nodes`, `succeeded`, `failed`, `duration_ms`.',
-        maxProperties: 32,
-        propertyNames: { pattern: '^[a-z][a-z0-9_]*$', maxLength: 64 },
-        additionalProperties: { type: 'number', minimum: 0 },
+      workflow_id: { type: 'string', minLength: 1, maxLength: RUN_BUNDLE_LIMITS.text },
+      title: {
+        type: 'string',
+        minLength: 1,
+        maxLength: RUN_BUNDLE_LIMITS.text,
+        description: 'Not blank; the CLI leaves it out when the run has none.',
       },
-      nodes: { type: 'array', maxItems: 2000, items: ref('schemas', 'RunNode') },
-      edges: { type: 'array', maxItems: 10000, items: ref('schemas', 'RunEdge') },
+      generated_at: { type: 'string', format: 'date-time' },
+      totals: ref('schemas', 'RunTotals'),
+      nodes: { type: 'array', maxItems: RUN_BUNDLE_LIMITS.nodes, items: ref('schemas', 'RunNode') },
+      edges: { type: 'array', maxItems: RUN_BUNDLE_LIMITS.edges, items: ref('schemas', 'RunEdge') },
     },
+  },
+  StoredRunBundle: {
+    type: 'object',
+    description: 'A published run as its permalink serves it on `Accept: application/json`.',
+    required: ['version', 'workflow_id', 'generated_at', 'totals', 'nodes', 'edges'],
+    properties: {
+      version: { type: 'integer', const: 1 },
+      workflow_id: { type: 'string' },
+      title: { type: 'string' },
+      generated_at: { type: 'string', format: 'date-time' },
+      totals: ref('schemas', 'RunTotals'),
+      nodes: { type: 'array', items: ref('schemas', 'StoredRunNode') },
+      edges: { type: 'array', items: ref('schemas', 'RunEdge') },
+    },
+    additionalProperties: false,
   },
   CreatedShare: {
     type: 'object',
@@ -402,7 +493,10 @@ const SCHEMAS: Json = {
         description: 'Absolute permalink `{site}/s/{id}` (also the Location header).',
       },
       workflow_id: { type: 'string' },
-      title: { type: 'string' },
+      title: {
+        type: 'string',
+        description: "The title the page shows: the bundle's, or `Workflow {workflow_id}` when it has none.",
+      },
       created_at: { type: 'string', format: 'date-time' },
       node_count: { type: 'integer', minimum: 0 },
       edge_count: { type: 'integer', minimum: 0 },
@@ -528,8 +622,7 @@ export function createOpenApiDocument(site: string): Json {
           operationId: 'createRunShare',
           tags: ['shares'],
           summary: 'Publish a run bundle to a permalink',
-          description:
-            'Stores a run bundle (as the platform CLI exports it) and answers with its permalink. No authentication; an `X-API-Key` header is accepted and ignored. The body limit is 1 MiB by default (SHARES_MAX_BYTES).',
+          description: `Stores a run bundle (as the platform CLI exports it) and answers with its permalink. No authentication; an \`X-API-Key\` header is accepted and ignored. The body limit is ${mebibytes(SHARES_DEFAULT_MAX_BYTES)} by default (SHARES_MAX_BYTES); the body may nest objects and arrays at most ${MAX_JSON_DEPTH} levels deep. Each client address may store ${mebibytes(SHARES_DEFAULT_WRITE_BUDGET_BYTES)} of bundles per ${SHARES_DEFAULT_WRITE_WINDOW_SECONDS} seconds by default (a sliding window; SHARES_WRITE_BUDGET_BYTES, SHARES_WRITE_WINDOW_SECONDS). Every failure also carries \`error\`, the text the CLI prints.`,
           requestBody: {
             required: true,
             content: { 'application/json': { schema: ref('schemas', 'RunBundle') } },
@@ -539,11 +632,17 @@ export function createOpenApiDocument(site: string): Json {
               Location: ref('headers', 'Location'),
             }),
             '400': problemResponse(
-              'Body empty, not JSON, or not a valid bundle; `errors` names each field (`invalid_request`).',
+              `Body empty, not JSON, nested deeper than ${MAX_JSON_DEPTH} levels, or not a valid bundle; \`errors\` names each field (\`invalid_request\`).`,
             ),
             '405': ref('responses', 'MethodNotAllowed'),
-            '413': problemResponse('The body exceeds the limit (`payload_too_large`).'),
+            '413': problemResponse(
+              'The body exceeds the limit, or the bundle is larger than the whole write budget (`payload_too_large`).',
+            ),
             ...ALWAYS,
+            '429': problemResponse(
+              'The request budget, or the write budget of this client address, is spent (`rate_limited`); nothing was stored.',
+              { 'Retry-After': ref('headers', 'RetryAfter') },
+            ),
             '503': ref('responses', 'SharesDisabled'),
           },
         },

@@ -1,5 +1,8 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, PERMALINK_ROUTES } from '../../server/api/route-specs.ts';
 import { createOpenApiDocument } from '../../src/lib/openapi.ts';
@@ -7,68 +10,144 @@ import { builtSite, request, startTestServer } from './support/docs-server.ts';
 
 type Schema = Record<string, any>;
 
+/** A JSON Pointer token (RFC 6901): `~` and `/` escaped. */
+const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
+
 /**
- * A small structural check of a value against the document's JSON Schema subset (types,
- * required members, nested objects and arrays, const, enum, bounds): enough to catch a
- * response that drifted from its description.
+ * Validates values against schemas inside a published OpenAPI 3.1 document with Ajv (draft 2020-12,
+ * the dialect OpenAPI 3.1 uses, plus the standard formats). The document is registered whole, so
+ * its `#/components/...` references resolve exactly as a client's validator would resolve them.
  */
-function violations(value: unknown, schema: Schema, doc: Schema, at = '$'): string[] {
-  if (schema.$ref) {
-    const name = String(schema.$ref).split('/').pop()!;
-    return violations(value, doc.components.schemas[name], doc, at);
-  }
-  const problems: string[] = [];
-  const types: string[] = schema.type ? [schema.type].flat() : [];
-  const typeOf = (v: unknown) =>
-    v === null ? 'null' : Array.isArray(v) ? 'array' : Number.isInteger(v) ? 'integer' : typeof v;
-  if (types.length > 0) {
-    const actual = typeOf(value);
-    const ok = types.some((t) => t === actual || (t === 'number' && actual === 'integer'));
-    if (!ok) return [`${at}: expected ${types.join('|')}, got ${actual}`];
-  }
-  if ('const' in schema && value !== schema.const) problems.push(`${at}: expected ${schema.const}`);
-  if (schema.enum && !schema.enum.includes(value)) problems.push(`${at}: not one of ${schema.enum}`);
-  if (typeof value === 'number') {
-    if (schema.minimum !== undefined && value < schema.minimum) problems.push(`${at}: below minimum`);
-    if (schema.maximum !== undefined && value > schema.maximum) problems.push(`${at}: above maximum`);
-  }
-  if (typeOf(value) === 'object') {
-    const object = value as Record<string, unknown>;
-    for (const name of schema.required ?? []) if (!(name in object)) problems.push(`${at}.${name}: missing`);
-    for (const [name, sub] of Object.entries<Schema>(schema.properties ?? {})) {
-      if (name in object) problems.push(...violations(object[name], sub, doc, `${at}.${name}`));
+function openApiValidator(doc: Schema) {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats(ajv);
+  // An OpenAPI document is not itself a JSON Schema; only the schemas inside it are compiled.
+  ajv.addSchema(doc, 'openapi.json', undefined, false);
+  const compiled = new Map<string, ValidateFunction>();
+  const at = (pointer: string) => {
+    let validate = compiled.get(pointer);
+    if (!validate) {
+      validate = ajv.getSchema(`openapi.json#${pointer}`);
+      if (!validate) throw new Error(`no schema at ${pointer}`);
+      compiled.set(pointer, validate);
     }
-  }
-  if (Array.isArray(value) && schema.items) {
-    if (schema.maxItems !== undefined && value.length > schema.maxItems)
-      problems.push(`${at}: too many items`);
-    value.forEach((item, i) => {
-      problems.push(...violations(item, schema.items, doc, `${at}[${i}]`));
-    });
-  }
-  return problems;
+    return validate;
+  };
+  const describe = (validate: ValidateFunction) =>
+    (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`);
+  return {
+    /** Problems of a response body against the schema of `path` `method` `status` `mediaType`. */
+    response(path: string, method: string, status: string, mediaType: string, value: unknown): string[] {
+      let pointer = `/paths/${token(path)}/${method}/responses/${status}`;
+      const response = doc.paths[path][method].responses[status];
+      if (response.$ref) pointer = String(response.$ref).slice(1);
+      const validate = at(`${pointer}/content/${token(mediaType)}/schema`);
+      return validate(value) ? [] : describe(validate);
+    },
+    /** Problems of a value against a named component schema. */
+    schema(name: string, value: unknown): string[] {
+      const validate = at(`/components/schemas/${token(name)}`);
+      return validate(value) ? [] : describe(validate);
+    },
+  };
 }
+
+/** A run bundle in the platform CLI's spelling (agent-wire-protocol notes, last section). */
+const CLI_BUNDLE = {
+  version: 1,
+  workflow_id: 'wf_cli',
+  generated_at: '2026-11-22T05:00:03Z',
+  totals: { agents: 1, duration_ms: null, cost_usd: null },
+  nodes: [
+    {
+      id: 'exec_1',
+      agent: 'support-agent',
+      func: 'triage',
+      status: 'running',
+      started_at: '2026-11-22T05:00:00Z',
+      ended_at: '',
+      duration_ms: null,
+      cost_usd: null,
+      model: null,
+      input_preview: '[redacted]',
+      output_preview: '',
+      error: null,
+    },
+  ],
+  edges: [],
+};
 
 describe('OpenAPI description (/openapi.json)', () => {
   const doc = createOpenApiDocument('http://127.0.0.1:4321') as Schema;
   const site = builtSite();
   let database: TestDatabase;
   let server: Awaited<ReturnType<typeof startTestServer>>;
+  /** The document the built site publishes, the one clients validate against. */
+  let published: Schema;
+  let validator: ReturnType<typeof openApiValidator>;
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startTestServer({ db: database.db, rateLimit: 10_000 });
+    server = await startTestServer({ db: database.db, rateLimit: 10_000, sharesMaxBytes: 16 * 1024 });
+    published = (await request(`${server.url}/openapi.json`)).json();
+    validator = openApiValidator(published);
   });
   afterAll(async () => {
     await server?.close();
     await database?.close();
   });
 
-  it('is a valid OpenAPI 3.1 document', async () => {
-    const result = await new Validator().validate(structuredClone(doc));
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    expect(doc.openapi).toMatch(/^3\.1\./);
+  it('is a valid OpenAPI 3.1 document, as built and as published', async () => {
+    for (const document of [doc, published]) {
+      const result = await new Validator().validate(structuredClone(document));
+      expect(result.errors ?? []).toEqual([]);
+      expect(result.valid).toBe(true);
+      expect(document.openapi).toMatch(/^3\.1\./);
+    }
+  });
+
+  it('has schemas that tell a wrong answer from a right one (the oracle is not vacuous)', () => {
+    expect(
+      validator.schema('SearchResponse', { query: 'q', limit: 5, total: 'many', results: [] }),
+    ).not.toEqual([]);
+    expect(validator.schema('Problem', { type: 'x' })).not.toEqual([]);
+    expect(validator.schema('CreatedShare', { id: 'run_x' })).not.toEqual([]);
+    expect(validator.schema('StoredRunBundle', { ...CLI_BUNDLE })).not.toEqual([]);
+  });
+
+  it('describes both spellings of the bundle a client publishes, and the limits of each field (issue 8)', () => {
+    expect(validator.schema('RunBundle', CLI_BUNDLE)).toEqual([]);
+    const documented = {
+      version: 1,
+      workflow_id: 'wf',
+      title: 'Run',
+      generated_at: '2026-11-22T05:00:00.000Z',
+      totals: { nodes: 1, duration_ms: 5 },
+      nodes: [
+        {
+          execution_id: 'e1',
+          target: 'a.b',
+          status: 'succeeded',
+          duration_ms: 5,
+          finished_at: '2026-11-22T05:00:01Z',
+        },
+      ],
+      edges: [],
+    };
+    expect(validator.schema('RunBundle', documented)).toEqual([]);
+    const node = CLI_BUNDLE.nodes[0]!;
+    for (const wrong of [
+      { ...node, id: undefined },
+      { ...node, func: undefined },
+      { ...node, status: 'done' },
+      { ...node, ended_at: 'later' },
+      { ...node, cost_usd: -1 },
+    ]) {
+      expect(
+        validator.schema('RunBundle', { ...CLI_BUNDLE, nodes: [JSON.parse(JSON.stringify(wrong))] }),
+      ).not.toEqual([]);
+    }
+    expect(validator.schema('RunBundle', { ...CLI_BUNDLE, totals: { 'Not-snake': 1 } })).not.toEqual([]);
   });
 
   it('is what the built site serves, with the servers entry from SITE_URL', async () => {
@@ -164,11 +243,11 @@ describe('OpenAPI description (/openapi.json)', () => {
     expect(doc.paths['/api/v1/shares'].post.responses).toHaveProperty('413');
   });
 
-  it('matches what the server really answers', async () => {
+  it('matches what the server really answers, validated with Ajv against the published document', async () => {
     const page = site.pages[0]!;
-    const created = await request(`${server.url}/api/v1/shares`, {
-      method: 'POST',
-      body: JSON.stringify({
+    const publish = (body: string) => request(`${server.url}/api/v1/shares`, { method: 'POST', body });
+    const created = await publish(
+      JSON.stringify({
         version: 1,
         workflow_id: 'wf',
         title: 'OpenAPI',
@@ -177,10 +256,18 @@ describe('OpenAPI description (/openapi.json)', () => {
         nodes: [{ execution_id: 'e1', target: 'a.b', status: 'succeeded', duration_ms: 5 }],
         edges: [],
       }),
-    });
+    );
+    const fromCli = await publish(JSON.stringify(CLI_BUNDLE));
     const share = created.json();
+    const cliShare = fromCli.json();
+    const asJson = { headers: { Accept: 'application/json' } };
     const samples: Array<[string, string, Awaited<ReturnType<typeof request>>]> = [
       ['/api/v1/shares', '201', created],
+      ['/api/v1/shares', '201', fromCli],
+      ['/api/v1/shares', '400', await publish('{"version": 1}')],
+      ['/api/v1/shares', '400', await publish(`${'['.repeat(100)}${']'.repeat(100)}`)],
+      ['/api/v1/shares', '413', await publish(JSON.stringify({ padding: 'x'.repeat(20_000) }))],
+      ['/api/v1/shares', '405', await request(`${server.url}/api/v1/shares`)],
       [
         '/api/v1/search',
         '200',
@@ -191,27 +278,21 @@ describe('OpenAPI description (/openapi.json)', () => {
       ['/api/agent/search', '200', await request(`${server.url}/api/agent/search?q=agent`)],
       ['/api/agent/topics', '200', await request(`${server.url}/api/agent/topics`)],
       ['/api/agent/page', '200', await request(`${server.url}/api/agent/page?path=${page.path}`)],
-      [
-        '/s/{id}',
-        '200',
-        await request(`${server.url}/s/${share.id}`, { headers: { Accept: 'application/json' } }),
-      ],
-      [
-        '/share/{id}',
-        '200',
-        await request(`${server.url}/share/${share.id}`, { headers: { Accept: 'application/json' } }),
-      ],
+      ['/s/{id}', '200', await request(`${server.url}/s/${share.id}`, asJson)],
+      ['/s/{id}', '200', await request(`${server.url}/s/${cliShare.id}`, asJson)],
+      ['/share/{id}', '200', await request(`${server.url}/share/${share.id}`, asJson)],
+      ['/s/{id}', '404', await request(`${server.url}/s/run_0000000000000000000000000a`, asJson)],
+      ['/s/{id}', '406', await request(`${server.url}/s/${share.id}`, { headers: { Accept: 'image/png' } })],
       ['/api/v1/search', '400', await request(`${server.url}/api/v1/search?q=`)],
+      ['/api/v1/topics', '400', await request(`${server.url}/api/v1/topics?category=nope`)],
       ['/api/v1/page', '404', await request(`${server.url}/api/v1/page?path=/docs/none`)],
     ];
     for (const [path, status, res] of samples) {
-      expect(String(res.status), path).toBe(status);
-      const operation = Object.values<Schema>(doc.paths[path])[0]!;
-      const described = operation.responses[status];
-      const response = described.$ref ? doc.components.responses[described.$ref.split('/').pop()] : described;
-      const type = String(res.headers['content-type']).split(';')[0]!;
-      expect(Object.keys(response.content), `${path} ${status}`).toContain(type);
-      expect(violations(res.json(), response.content[type].schema, doc), `${path} ${status}`).toEqual([]);
+      const context = `${path} ${status}: ${res.text.slice(0, 300)}`;
+      expect(String(res.status), context).toBe(status);
+      const method = Object.keys(published.paths[path])[0]!;
+      const mediaType = String(res.headers['content-type']).split(';')[0]!;
+      expect(validator.response(path, method, status, mediaType, res.json()), context).toEqual([]);
     }
   });
 });
