@@ -3,15 +3,40 @@
 // `npm start` builds the docs site first (turbo), then runs this.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import { controlPlaneDocsUrl } from './docs-site-url.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const env = { ...process.env, SWITCHYARD_DATA_DIR: resolve(process.env.SWITCHYARD_DATA_DIR ?? '.data') };
 mkdirSync(env.SWITCHYARD_DATA_DIR, { recursive: true });
 
+/** A port nothing listens on right now, on the interface the docs site will listen on. */
+function freePort(host) {
+  return new Promise((done, fail) => {
+    const probe = createServer();
+    probe.once('error', fail);
+    probe.listen(0, host, () => {
+      const { port } = probe.address();
+      probe.close(() => done(port));
+    });
+  });
+}
+
+// Port 0 asks for any free port; the docs server would only say which once it listens, and the
+// control plane needs the docs URL when it starts, so the port is picked here and passed on.
+if (env.DOCS_PORT?.trim() === '0')
+  env.DOCS_PORT = String(await freePort(env.DOCS_HOST?.trim() || '127.0.0.1'));
+// Without this, error documents would name the default docs port wherever the docs site runs.
+env.SWITCHYARD_DOCS_URL = controlPlaneDocsUrl(env);
+
+// The URL stops at a quote or an escape as well as at white space: an app may log JSON lines
+// (`"msg":"listening on http://…"`) or coloured ones.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the colour codes that end a URL.
+const listening = /listening on (https?:\/\/[^\s"'\\\x1b]+)/;
 const apps = [
-  { name: 'control-plane', entry: 'apps/control-plane/src/server.ts', ready: /listening on (\S+)/ },
-  { name: 'docs', entry: 'apps/docs/server/server.ts', ready: /listening on (\S+)/ },
+  { name: 'control-plane', entry: 'apps/control-plane/src/server.ts', ready: listening },
+  { name: 'docs', entry: 'apps/docs/server/server.ts', ready: listening },
 ];
 
 const urls = new Map();
