@@ -1,6 +1,6 @@
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { compileJsonSchema, InvalidSchemaError, NODES_TOPIC } from '../src/modules/nodes/index.ts';
 import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 import { groupByNode } from '../src/modules/nodes/views.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
@@ -269,7 +269,7 @@ describe('POST /api/v1/nodes/register', () => {
     );
     expectProblem(response, 400, 'invalid_request');
     expect(response.body.errors).toContainEqual({
-      field: 'metadata.deep.1',
+      field: 'metadata.deep[1]',
       message: expect.stringMatching(/NUL/),
     });
     const path = await call(cp.base, 'POST', '/api/v1/nodes/a%00b/heartbeat', {});
@@ -287,7 +287,7 @@ describe('POST /api/v1/nodes/register', () => {
     );
     expectProblem(value, 400, 'invalid_request');
     expect(value.body.errors).toContainEqual({
-      field: 'metadata.deep.1',
+      field: 'metadata.deep[1]',
       message: expect.stringMatching(/surrogate/),
     });
     const key = await call(
@@ -298,7 +298,7 @@ describe('POST /api/v1/nodes/register', () => {
     );
     expectProblem(key, 400, 'invalid_request');
     expect(key.body.errors).toContainEqual({
-      field: 'metadata.k\udc00',
+      field: 'metadata["k\\udc00"]', // JSON.stringify escapes the lone surrogate
       message: expect.stringMatching(/surrogate/),
     });
     // A proper surrogate pair (an emoji) is well formed and stored as given.
@@ -316,6 +316,125 @@ describe('POST /api/v1/nodes/register', () => {
       message: expect.stringMatching(/surrogate/),
     });
   });
+});
+
+describe('regression (issue 8): function schemas are compiled at registration', () => {
+  const fn = (id: string, extra: Record<string, unknown> = {}) => ({ id, tags: [], ...extra });
+
+  it('answers 400 invalid_request naming the function and the field of a schema ajv cannot compile, and stores nothing', async () => {
+    const id = uniqueNodeId('badschema');
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, {
+        reasoners: [
+          fn('fine', { input_schema: { type: 'object' } }),
+          fn('also_fine'),
+          fn('broken', { input_schema: { type: 'strin' } }),
+        ],
+        skills: [
+          fn('remote_ref', { input_schema: { $ref: 'https://schemas.example/x.json' } }),
+          fn('bad_pattern', { output_schema: { type: 'string', pattern: '([a-z' } }),
+        ],
+      }),
+    );
+    expectProblem(response, 400, 'invalid_request');
+    const byField = Object.fromEntries(response.body.errors.map((e: any) => [e.field, e.message]));
+    expect(Object.keys(byField).sort()).toEqual([
+      'reasoners[2].input_schema',
+      'skills[0].input_schema',
+      'skills[1].output_schema',
+    ]);
+    expect(byField['reasoners[2].input_schema']).toMatch(/^reasoner "broken": input_schema /);
+    expect(byField['skills[0].input_schema']).toMatch(/^skill "remote_ref": .*https:\/\/schemas\.example/);
+    expect(byField['skills[1].output_schema']).toMatch(/^skill "bad_pattern": output_schema /);
+    expect(response.body.detail).toContain('reasoners[2].input_schema');
+    expectProblem(await call(cp.base, 'GET', `/api/v1/nodes/${id}`), 404, 'not_found');
+  });
+
+  it('accepts what agent schema generators emit: unknown keywords, local $defs, 2020-12 and https $schema, a shared $id', async () => {
+    const shared = { $id: 'https://agents.example/text.json', type: 'object' };
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId('genschema'), agent.url, {
+        reasoners: [
+          fn('pydantic', {
+            input_schema: {
+              title: 'In',
+              type: 'object',
+              properties: { item: { $ref: '#/$defs/Item' }, kind: { 'x-ui': 'select', enum: ['a', 'b'] } },
+              $defs: { Item: { type: 'object', properties: { n: { type: 'integer' } } } },
+              discriminator: { propertyName: 'kind' },
+            },
+          }),
+          fn('zod2020', {
+            input_schema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' },
+            output_schema: { $schema: 'https://json-schema.org/draft-07/schema#', type: 'string' },
+          }),
+          fn('first_shared', { input_schema: shared }),
+        ],
+        skills: [fn('second_shared', { input_schema: shared, output_schema: { format: 'uuid' } })],
+      }),
+    );
+    expect(response.status).toBe(201);
+  });
+
+  it('refuses a $schema it cannot honour, naming it', async () => {
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, {
+        reasoners: [fn('old', { input_schema: { $schema: 'http://json-schema.org/draft-04/schema#' } })],
+        skills: [],
+      }),
+    );
+    expectProblem(response, 400, 'invalid_request');
+    expect(response.body.errors).toEqual([
+      { field: 'reasoners[0].input_schema', message: expect.stringContaining('draft-04') },
+    ]);
+  });
+
+  it('compiles reusable validators through the module index', () => {
+    const compiled = compileJsonSchema({
+      type: 'object',
+      properties: { text: { type: 'string' }, items: { type: 'array', items: { type: 'integer' } } },
+      required: ['text'],
+    });
+    expect(compiled.validate({ text: 'hi', items: [1] })).toEqual([]);
+    expect(compiled.validate({ items: [1, 'x'] })).toEqual([
+      { field: 'text', message: expect.stringContaining('text') },
+      { field: 'items[1]', message: 'must be integer' },
+    ]);
+    expect(compileJsonSchema({ type: 'object', required: ['text'] })).toBe(
+      compileJsonSchema({ type: 'object', required: ['text'] }),
+    );
+    expect(() => compileJsonSchema({ type: 7 })).toThrow(InvalidSchemaError);
+  });
+});
+
+describe('regression (issue 8): duplicate function ids in one registration', () => {
+  for (const [what, reasoners, skills, field, first] of [
+    ['two reasoners', [{ id: 'a' }, { id: 'b' }, { id: 'a' }], [], 'reasoners[2].id', 'reasoners[0].id'],
+    ['two skills', [], [{ id: 's' }, { id: 's' }], 'skills[1].id', 'skills[0].id'],
+    ['a reasoner and a skill', [{ id: 'both' }], [{ id: 'both' }], 'skills[0].id', 'reasoners[0].id'],
+  ] as const) {
+    it(`answers 400 naming both places for ${what}, and stores nothing`, async () => {
+      const id = uniqueNodeId('dup');
+      const response = await call(
+        cp.base,
+        'POST',
+        '/api/v1/nodes/register',
+        registration(id, agent.url, { reasoners, skills }),
+      );
+      expectProblem(response, 400, 'invalid_request');
+      expect(response.body.errors).toEqual([{ field, message: expect.stringContaining(first) }]);
+      expectProblem(await call(cp.base, 'GET', `/api/v1/nodes/${id}`), 404, 'not_found');
+    });
+  }
 });
 
 describe('POST /api/v1/nodes/{id}/heartbeat', () => {

@@ -1,6 +1,7 @@
 /** Nodes: registration, heartbeats, presence, health monitoring, lifecycle and node events. */
 export { nodeEventsRouter } from './event-routes.ts';
 export { NODES_TOPIC, type NodeEvent } from './events.ts';
+export { type CompiledSchema, compileJsonSchema, InvalidSchemaError } from './function-schemas.ts';
 export { listNodeInstances } from './repository.ts';
 export { nodesRouter } from './routes.ts';
 export { createNodeRuntime, type NodeRuntime, type NodeRuntimeDeps } from './runtime.ts';

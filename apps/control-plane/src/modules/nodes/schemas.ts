@@ -1,3 +1,4 @@
+import { fieldPath } from '@switchyard/shared';
 import { z } from 'zod';
 
 /** Lifecycle states of a node instance (spec §3). */
@@ -102,6 +103,31 @@ export const SkillSpecSchema = z.object({
 });
 export type SkillSpec = z.infer<typeof SkillSpecSchema>;
 
+/**
+ * Refuses a registration that names one function id twice, as two reasoners, two skills, or a
+ * reasoner and a skill: the target `node.id` (or the function listed by discovery) would be
+ * ambiguous, and the later one would silently shadow the first.
+ */
+function refuseDuplicateFunctions(
+  registration: { reasoners: ReadonlyArray<{ id: string }>; skills: ReadonlyArray<{ id: string }> },
+  ctx: z.RefinementCtx,
+): void {
+  const first = new Map<string, string>();
+  for (const kind of ['reasoners', 'skills'] as const) {
+    for (const [index, fn] of registration[kind].entries()) {
+      const here = fieldPath([kind, index, 'id']);
+      const earlier = first.get(fn.id);
+      if (earlier === undefined) first.set(fn.id, here);
+      else
+        ctx.addIssue({
+          code: 'custom',
+          message: `function id "${fn.id}" is already used by ${earlier}; each reasoner and skill needs its own id`,
+          path: [kind, index, 'id'],
+        });
+    }
+  }
+}
+
 /** Node ids become the first part of targets (`<node>.<fn>`), so they may not contain dots. */
 export const NodeIdSchema = z
   .string()
@@ -130,7 +156,8 @@ export const RegistrationSchema = z
     reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
     skills: z.array(SkillSpecSchema).max(1000).default([]),
   })
-  .superRefine(refuseUnstorable);
+  .superRefine(refuseUnstorable)
+  .superRefine(refuseDuplicateFunctions);
 export type Registration = z.infer<typeof RegistrationSchema>;
 
 /**

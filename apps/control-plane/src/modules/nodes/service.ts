@@ -1,6 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
+import { checkFunctionSchemas } from './function-schemas.ts';
 import type { HealthMonitor } from './health-monitor.ts';
 import { moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
 import type { PresenceManager } from './presence.ts';
@@ -149,11 +150,20 @@ export function createNodeService(deps: NodeServiceDeps) {
 
   return {
     /**
-     * Registers an instance. A new (id, version) is inserted in `starting`; the same pair again
+     * Registers an instance, once ajv has compiled every function schema (400 invalid_request
+     * naming each one it cannot compile). A new (id, version) is inserted in `starting`; the same pair again
      * replaces the description and starts it over (keeping an operator's stop). Announces
      * node.registered, and node.status_changed when a replacement changed the status.
      */
     async register(registration: Registration): Promise<{ record: NodeInstanceRecord; created: boolean }> {
+      const invalid = await checkFunctionSchemas(registration);
+      if (invalid.length > 0) {
+        throw new ProblemError(
+          'invalid_request',
+          `The body is invalid: ${invalid.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
+          { extensions: { errors: invalid } },
+        );
+      }
       const now = deps.clock.now();
       const at = new Date(now);
       const values = {

@@ -1,0 +1,189 @@
+import { type FieldError, fieldPath } from '@switchyard/shared';
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+
+/**
+ * JSON Schemas of registered functions, compiled with ajv. Registration compiles every
+ * `input_schema` and `output_schema` and refuses one ajv cannot compile; the execution feature
+ * validates inputs with the same compiled validators.
+ */
+
+/** A compiled function schema: `validate` lists the failing fields of a value (empty when it passes). */
+export interface CompiledSchema {
+  validate(value: unknown): FieldError[];
+}
+
+// Strict mode is off: agents' schema generators (pydantic, zod-to-json-schema) add keywords ajv
+// does not know (`title` is known, but `discriminator`, `x-*`, `examples` in odd places are not)
+// and those must not make a valid schema unusable. Everything ajv itself cannot compile (a wrong
+// type for a keyword, an unresolvable $ref, a bad regex) still fails. allErrors lets a refused
+// input list every failing field, not only the first.
+const OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+
+function withFormats<T extends Ajv>(ajv: T): T {
+  addFormats(ajv);
+  return ajv;
+}
+
+/** One ajv per draft, created on first use; the `$schema` of a schema picks which. */
+const engines = {
+  'draft-07': () => withFormats(new Ajv(OPTIONS)),
+  '2019-09': () => withFormats(new Ajv2019(OPTIONS)),
+  '2020-12': () => withFormats(new Ajv2020(OPTIONS)),
+};
+type Draft = keyof typeof engines;
+const created = new Map<Draft, Ajv>();
+
+function engine(draft: Draft): Ajv {
+  let ajv = created.get(draft);
+  if (!ajv) {
+    ajv = engines[draft]();
+    created.set(draft, ajv);
+  }
+  return ajv;
+}
+
+/**
+ * The draft a `$schema` names. No `$schema` means draft-07, ajv's default and what most
+ * generators target; draft-06 schemas are valid draft-07 schemas in practice. Matching is loose
+ * (http or https, with or without the trailing `#`) because generators spell it every way.
+ */
+function draftOf(schema: Record<string, unknown>): Draft | { unsupported: string } {
+  const declared = schema.$schema;
+  if (declared === undefined) return 'draft-07';
+  if (typeof declared !== 'string') return { unsupported: JSON.stringify(declared) };
+  if (/^https?:\/\/json-schema\.org\/draft-0[67]\/schema#?$/.test(declared)) return 'draft-07';
+  if (/^https?:\/\/json-schema\.org\/draft\/2019-09\/schema#?$/.test(declared)) return '2019-09';
+  if (/^https?:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/.test(declared)) return '2020-12';
+  return { unsupported: declared };
+}
+
+/** Thrown by {@link compileJsonSchema} for a schema ajv cannot compile; the message says why. */
+export class InvalidSchemaError extends Error {
+  override name = 'InvalidSchemaError';
+}
+
+function errorField(error: ErrorObject): string {
+  // instancePath is a JSON Pointer (`/items/0/name`); the API spells paths with fieldPath.
+  const parts = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  if (error.keyword === 'required') parts.push((error.params as { missingProperty: string }).missingProperty);
+  return fieldPath(parts);
+}
+
+function wrap(validator: ValidateFunction): CompiledSchema {
+  return {
+    validate(value) {
+      if (validator(value)) return [];
+      return (validator.errors ?? []).map((e) => ({ field: errorField(e), message: e.message ?? e.keyword }));
+    },
+  };
+}
+
+/*
+ * Compiled validators by schema text. Agents register the same schemas again at every restart
+ * and many functions share trivial ones (`{"type":"object"}`); compiling costs about a
+ * millisecond each on a small machine, so recompiling 4,000 schemas of a large registration
+ * would cost seconds. Map keeps insertion order, so the oldest entry is the first key: a small
+ * least-recently-used memo, bounded by entries and by the bytes of the schema texts it keys on.
+ */
+const MEMO_ENTRIES = 2000;
+const MEMO_BYTES = 8 * 1024 * 1024;
+const memo = new Map<string, CompiledSchema>();
+let memoBytes = 0;
+
+function remember(key: string, compiled: CompiledSchema): void {
+  if (key.length > MEMO_BYTES / 4) return; // one huge schema must not flush everything else
+  memo.set(key, compiled);
+  memoBytes += key.length;
+  while (memo.size > MEMO_ENTRIES || memoBytes > MEMO_BYTES) {
+    const oldest = memo.keys().next().value as string;
+    memo.delete(oldest);
+    memoBytes -= oldest.length;
+  }
+}
+
+/**
+ * Compiles a JSON Schema (draft-07 unless its `$schema` says 2019-09 or 2020-12) into a reusable
+ * validator. Throws {@link InvalidSchemaError} when ajv cannot compile it.
+ */
+export function compileJsonSchema(schema: Record<string, unknown>): CompiledSchema {
+  const key = JSON.stringify(schema);
+  const known = memo.get(key);
+  if (known) {
+    memo.delete(key); // refreshed: it moves to the young end
+    memo.set(key, known);
+    return known;
+  }
+  const draft = draftOf(schema);
+  if (typeof draft !== 'string') {
+    throw new InvalidSchemaError(
+      `$schema ${draft.unsupported} is not supported (use draft-07, 2019-09 or 2020-12, or leave $schema out)`,
+    );
+  }
+  const ajv = engine(draft);
+  // A copy without $schema: the engine was chosen by it, and ajv would look the exact spelling
+  // up among its meta-schemas (https, a trailing #) and fail on a harmless variant.
+  const { $schema: _ignored, ...body } = schema;
+  let validator: ValidateFunction;
+  try {
+    validator = ajv.compile(body);
+  } catch (error) {
+    throw new InvalidSchemaError((error as Error).message);
+  } finally {
+    // ajv keeps every compiled schema (and its $id) in its registry: without this the registry
+    // would grow with every registration, and two functions sharing an $id would collide.
+    ajv.removeSchema(body);
+  }
+  const compiled = wrap(validator);
+  remember(key, compiled);
+  return compiled;
+}
+
+/** The functions of a registration, as the schema checks see them. */
+interface RegisteredFunctions {
+  reasoners: ReadonlyArray<{ id: string; input_schema?: unknown; output_schema?: unknown }>;
+  skills: ReadonlyArray<{ id: string; input_schema?: unknown; output_schema?: unknown }>;
+}
+
+/** Longest stretch of compiling before the event loop gets a turn. */
+const SLICE_MS = 10;
+
+/**
+ * Compiles every `input_schema` and `output_schema` of a registration and lists the ones ajv
+ * cannot compile, each named by its field (`reasoners[2].input_schema`) and its function. A large
+ * registration (thousands of new schemas) takes seconds of CPU: the work yields to the event loop
+ * every few milliseconds so health checks and other requests keep being answered meanwhile.
+ */
+export async function checkFunctionSchemas(registration: RegisteredFunctions): Promise<FieldError[]> {
+  const errors: FieldError[] = [];
+  let sliceStart = performance.now();
+  for (const kind of ['reasoners', 'skills'] as const) {
+    const singular = kind === 'reasoners' ? 'reasoner' : 'skill';
+    for (const [index, fn] of registration[kind].entries()) {
+      for (const member of ['input_schema', 'output_schema'] as const) {
+        const schema = fn[member];
+        if (schema === undefined) continue;
+        try {
+          compileJsonSchema(schema as Record<string, unknown>);
+        } catch (error) {
+          if (!(error instanceof InvalidSchemaError)) throw error;
+          errors.push({
+            field: fieldPath([kind, index, member]),
+            message: `${singular} "${fn.id}": ${member} is not a JSON Schema ajv can compile: ${error.message.slice(0, 500)}`,
+          });
+        }
+        if (performance.now() - sliceStart > SLICE_MS) {
+          await new Promise((resume) => setImmediate(resume));
+          sliceStart = performance.now();
+        }
+      }
+    }
+  }
+  return errors;
+}
