@@ -5,6 +5,30 @@ import { siteUrl } from '../src/lib/content-dir.ts';
 import { collectHeadings, parseMarkdown } from '../src/lib/markdown-tree.ts';
 import { assertBuilt, builtExists, readBuilt, sourcePages } from './support/built-site.ts';
 
+/** The markdown body of a source page, without its frontmatter. */
+function bodyOf(source: string): string {
+  return source.replace(/^---\r?\n[\s\S]*?\r?\n---[ \t]*\r?\n/, '');
+}
+
+/** The h2 and h3 headings of a source page, with the ids and text the site gives them. */
+function sectionHeadings(slug: string) {
+  const page = sourcePages().find((candidate) => candidate.slug === slug);
+  if (!page) throw new Error(`no source page ${slug}`);
+  return collectHeadings(parseMarkdown(bodyOf(page.source))).filter(
+    (heading) => heading.depth === 2 || heading.depth === 3,
+  );
+}
+
+/** The few entities Astro writes in text. */
+function decodeEntities(html: string): string {
+  return html
+    .replaceAll('&lt;', '<')
+    .replaceAll('&gt;', '>')
+    .replaceAll('&quot;', '"')
+    .replaceAll('&#39;', "'")
+    .replaceAll('&amp;', '&');
+}
+
 interface LlmsTxt {
   title: string;
   summary: string | undefined;
@@ -277,7 +301,8 @@ describe('/search-index.json', () => {
 
   it('has a passage for every h2 and h3 of each rendered page, even a heading with no text of its own', () => {
     const { pages: indexed, passages } = index();
-    indexed.forEach((page: { path: string }, i: number) => {
+    let checked = 0;
+    indexed.forEach((page: { path: string; slug: string }, i: number) => {
       const html = readBuilt(`${page.path}/index.html`);
       const start = html.indexOf('<article');
       const end = html.indexOf('</article>', start);
@@ -285,21 +310,45 @@ describe('/search-index.json', () => {
       // The article is the page body; page navigation inside it carries no section headings.
       const article = html.slice(start, end).replace(/<nav\b[\s\S]*?<\/nav>/g, '');
       const ids = [...article.matchAll(/<h[23]\b[^>]*\bid="([^"]+)"/g)].map((match) => match[1]);
+      // Every h2/h3 of the source is found in the HTML: a pattern that matched nothing would
+      // otherwise make the loop below check nothing and pass.
+      expect(ids, page.path).toEqual(sectionHeadings(page.slug).map((heading) => heading.id));
       const anchors = passages
         .filter((passage: { page: number }) => passage.page === i)
         .map((passage: { anchor: string }) => passage.anchor);
       for (const id of ids) expect(anchors, `${page.path}#${id}`).toContain(id);
+      checked += ids.length;
     });
+    expect(checked).toBeGreaterThan(0);
   });
 
   it('agrees with the ids the link checker computes for every heading', () => {
+    let checked = 0;
     for (const page of docPages) {
-      const body = page.source.replace(/^---\r?\n[\s\S]*?\r?\n---[ \t]*\r?\n/, '');
       const html = readBuilt(`/docs/${page.slug}/index.html`);
-      for (const heading of collectHeadings(parseMarkdown(body))) {
+      for (const heading of collectHeadings(parseMarkdown(bodyOf(page.source)))) {
         expect(html, `${page.slug}#${heading.id}`).toContain(`id="${heading.id}"`);
+        checked++;
       }
     }
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it('lists every h2 and h3 in the table of contents with its heading text as written (issue 8)', () => {
+    let checked = 0;
+    for (const page of docPages) {
+      const html = readBuilt(`/docs/${page.slug}/index.html`);
+      const toc = /<nav class="toc"[\s\S]*?<\/nav>/.exec(html)?.[0] ?? '';
+      const links = [...toc.matchAll(/<a href="#([^"]*)"[^>]*>([^<]*)<\/a>/g)]
+        .map((match) => ({ id: match[1]!, text: decodeEntities(match[2]!.trim()) }))
+        .filter((link) => link.id !== '_top');
+      const expected = sectionHeadings(page.slug).map((heading) => ({ id: heading.id, text: heading.text }));
+      expect(links, page.slug).toEqual(expected);
+      // Astro's own heading list turns `{` into `${` outside code (a leftover of MDX expressions).
+      expect(toc, page.slug).not.toContain('${');
+      checked += links.length;
+    }
+    expect(checked).toBeGreaterThan(0);
   });
 });
 
