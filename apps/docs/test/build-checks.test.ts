@@ -17,7 +17,7 @@ beforeAll(async () => {
     'concepts/nodes.md': page('Nodes', '## Registering\n\nSee [targets](/docs/concepts/targets).'),
     'concepts/memory.md': page(
       'Memory',
-      '## Scopes\n\nSee [registering](/docs/concepts/nodes#registration).',
+      '## Scopes\n\nSee [registering](/docs/concepts/nodes#registration).\n\n| Scope | Lifetime |\n|---|---|\n| workflow | the run | extra |',
       'Concepts',
       2,
     ),
@@ -58,6 +58,10 @@ describe('astro build content checks', () => {
     expect(brokenLink.output).toMatch(
       /concepts\/memory\.md:11: broken link "\/docs\/concepts\/nodes#registration": \/docs\/concepts\/nodes has no heading with id "registration"/,
     );
-    expect(brokenLink.output).toContain('Content check failed with 2 problem(s)');
+    expect(brokenLink.output).toContain('Content check failed with 3 problem(s)');
+  });
+
+  it('fails for a table row with more cells than its header, naming file and line (issue 8)', () => {
+    expect(brokenLink.output).toMatch(/concepts\/memory\.md:15: table row has 3 cells but the header has 2/);
   });
 });

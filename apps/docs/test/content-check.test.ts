@@ -1,6 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkContent } from '../src/lib/content-check.ts';
+import { contentDir } from '../src/lib/content-dir.ts';
 import { page, writeCorpus } from './support/run-build.ts';
 
 const dirs: string[] = [];
@@ -80,5 +81,79 @@ describe('checkContent', () => {
     expect(declared).toHaveProperty('yaml');
     expect(declared).not.toHaveProperty('js-yaml');
     expect(declared).not.toHaveProperty('@types/js-yaml');
+  });
+
+  it('accepts tables GFM renders as written (issue 8)', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        [
+          '| Name | Notes |',
+          '|---|---|',
+          '| `a \\| b` | an escaped pipe stays in its cell |',
+          '| two | cells |',
+          '',
+          'Name | Without outer pipes',
+          '--- | ---',
+          'x | y',
+          '',
+          '> | In | A quote |',
+          '> |---|---|',
+          '> | 1 | 2 |',
+          '',
+          'A sentence with a | pipe in it is prose.',
+          '',
+          '```',
+          '| code | is | not checked |',
+          '```',
+        ].join('\n'),
+      ),
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('reports a table row whose cell count differs from the header, with its line (issue 8)', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        [
+          '| Method | Path | Body |',
+          '|---|---|---|',
+          '| GET | `/a` | |',
+          '| POST | `/b` |',
+          '| PUT | `/c|d` | 1 KiB |',
+        ].join('\n'),
+      ),
+    });
+    expect(problems).toEqual([
+      'a.md:12: table row has 2 cells but the header has 3 (escape a | inside a cell as \\|)',
+      'a.md:13: table row has 4 cells but the header has 3 (escape a | inside a cell as \\|)',
+    ]);
+  });
+
+  it('reports rows GFM does not parse as a table at all (issue 8)', () => {
+    const notATable = 'line looks like a table row but is not part of a table';
+    const problems = check({
+      // A row cut off from its table by a sentence, as content/api/nodes.md had.
+      'cut.md': page(
+        'Cut',
+        ['| A | B |', '|---|---|', '| 1 | 2 |', '', 'Some text.', '| 3 | 4 |'].join('\n'),
+      ),
+      'no-delimiter.md': page('No delimiter', ['| A | B |', '| 1 | 2 |'].join('\n')),
+      'short-delimiter.md': page(
+        'Short delimiter',
+        ['| A | B | C |', '|---|---|', '| 1 | 2 | 3 |'].join('\n'),
+      ),
+    });
+    expect(problems).toEqual([
+      `cut.md:14: ${notATable}: a table needs a header row, then a delimiter row (|---|) with as many cells, then its rows with no blank line or text between them`,
+      `no-delimiter.md:9: ${notATable}: a table needs a header row, then a delimiter row (|---|) with as many cells, then its rows with no blank line or text between them`,
+      `short-delimiter.md:9: ${notATable}: a table needs a header row, then a delimiter row (|---|) with as many cells, then its rows with no blank line or text between them`,
+    ]);
+  });
+
+  it('finds no broken table in the documentation corpus', () => {
+    const tables = checkContent(contentDir()).filter((problem) => /table/.test(problem.message));
+    expect(tables).toEqual([]);
   });
 });

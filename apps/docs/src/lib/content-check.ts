@@ -49,9 +49,9 @@ export function listMarkdownFiles(dir: string): string[] {
 }
 
 /**
- * Checks the whole corpus before Astro renders it: every page has valid frontmatter, and every
- * internal link points at a page (and heading) that exists. Returns all problems, not just the first,
- * so a writer fixes them in one pass.
+ * Checks the whole corpus before Astro renders it: every page has valid frontmatter, every table
+ * is one GFM renders as written, and every internal link points at a page (and heading) that
+ * exists. Returns all problems, not just the first, so a writer fixes them in one pass.
  */
 export function checkContent(dir: string): ContentProblem[] {
   const problems: ContentProblem[] = [];
@@ -70,6 +70,9 @@ export function checkContent(dir: string): ContentProblem[] {
     const offset = source.slice(0, source.indexOf(body)).split('\n').length - 1;
     const anchors = new Set(collectHeadings(tree).map((heading) => heading.id));
     const links = collectLinks(tree).map((link) => ({ ...link, line: link.line + offset }));
+    for (const problem of checkTables(tree, body)) {
+      problems.push({ file, line: problem.line + offset, message: problem.message });
+    }
     pages.set(relative.replace(/\.md$/, ''), { file, slug: relative.replace(/\.md$/, ''), anchors, links });
   }
 
@@ -103,6 +106,49 @@ function checkFrontmatter(file: string, raw: string | null): ContentProblem[] {
     const hint = field === 'category' ? ` (one of: ${CATEGORIES.join(', ')})` : '';
     return { file, line: 1, message: `frontmatter "${field}": ${issue.message}${hint}` };
   });
+}
+
+/** A line that starts like a table row: a pipe, then at least one more (markers of quotes aside). */
+const TABLE_ROW_LIKE = /^[\s>]*\|.*\|/;
+
+/**
+ * Tables GFM would not render as written. A row whose cell count differs from the header's is
+ * padded or cut silently; rows GFM does not see as a table at all (no delimiter row, a delimiter
+ * row with another number of cells, a blank line or text between rows) end up as a paragraph of
+ * pipes. Both render, so neither would fail the build without this check.
+ */
+function checkTables(tree: Nodes, body: string): { line: number; message: string }[] {
+  const problems: { line: number; message: string }[] = [];
+  const walk = (node: Nodes): void => {
+    if (node.type === 'table') {
+      const [header, ...rows] = node.children;
+      const columns = header?.children.length ?? 0;
+      for (const row of rows) {
+        if (row.children.length !== columns) {
+          problems.push({
+            line: row.position?.start.line ?? 0,
+            message: `table row has ${row.children.length} cells but the header has ${columns} (escape a | inside a cell as \\|)`,
+          });
+        }
+      }
+      return;
+    }
+    if (node.type === 'paragraph' && node.position) {
+      const lines = body.slice(node.position.start.offset, node.position.end.offset).split('\n');
+      const at = lines.findIndex((line) => TABLE_ROW_LIKE.test(line));
+      if (at >= 0) {
+        problems.push({
+          line: node.position.start.line + at,
+          message:
+            'line looks like a table row but is not part of a table: a table needs a header row, then a delimiter row (|---|) with as many cells, then its rows with no blank line or text between them',
+        });
+      }
+      return;
+    }
+    if ('children' in node) for (const child of node.children as Nodes[]) walk(child);
+  };
+  walk(tree);
+  return problems;
 }
 
 function collectLinks(tree: Nodes): { url: string; line: number }[] {
