@@ -23,7 +23,7 @@ import { createInProcessEventBus, type EventBus } from './platform/events/index.
 import { apiKeyAuth } from './platform/http/auth.ts';
 import { mountRouters } from './platform/http/fallback.ts';
 import type { OpenStreams } from './platform/http/open-streams.ts';
-import { problemMiddleware } from './platform/http/problem-middleware.ts';
+import { handleEscapedErrors, problemMiddleware } from './platform/http/problem-middleware.ts';
 import { requestLog } from './platform/http/request-log.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './platform/metrics/registry.ts';
@@ -109,6 +109,7 @@ export function createApp(deps: AppDeps): Koa {
   ];
 
   const app = new Koa();
+  handleEscapedErrors(app, log);
   app.use(requestLog(log));
   app.use(problemMiddleware());
   app.use(apiKeyAuth(config.api.auth));
