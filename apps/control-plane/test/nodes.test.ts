@@ -1,6 +1,6 @@
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileJsonSchema, InvalidSchemaError, NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { agentUrl, compileJsonSchema, InvalidSchemaError, NODES_TOPIC } from '../src/modules/nodes/index.ts';
 import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 import { groupByNode } from '../src/modules/nodes/views.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
@@ -435,6 +435,74 @@ describe('regression (issue 8): duplicate function ids in one registration', () 
       expectProblem(await call(cp.base, 'GET', `/api/v1/nodes/${id}`), 404, 'not_found');
     });
   }
+});
+
+describe('regression (issue 8): agent URLs are an origin plus an optional path', () => {
+  it('answers 400 naming the field for a base_url or public_url with a query, a fragment or credentials, and stores nothing', async () => {
+    const { host } = new URL(agent.url);
+    for (const field of ['base_url', 'public_url'] as const) {
+      for (const url of [
+        `${agent.url}/internal/admin?x=1`,
+        `${agent.url}/internal/admin?`,
+        `${agent.url}/#top`,
+        `http://agent:s3cret@${host}`,
+        `http://token@${host}/a`,
+      ]) {
+        const id = uniqueNodeId('badurl');
+        const body = registration(id, agent.url, { [field]: url });
+        const response = await call(cp.base, 'POST', '/api/v1/nodes/register', body);
+        expectProblem(response, 400, 'invalid_request');
+        expect(response.body.errors).toEqual([
+          { field, message: expect.stringMatching(/^use an origin and an optional path only/) },
+        ]);
+        expect(JSON.stringify(response.body)).not.toContain('s3cret');
+        expectProblem(await call(cp.base, 'GET', `/api/v1/nodes/${id}`), 404, 'not_found');
+      }
+    }
+  });
+
+  it('keeps the base path: probes GET {base path}/health and posts the shutdown notice under it', async () => {
+    const id = uniqueNodeId('pathed');
+    await register(id, { base_url: `${agent.url}/agents/a1/` });
+    const before = agent.requests.length;
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`);
+    expect(agent.requests.slice(before)).toEqual([
+      'GET /agents/a1/health',
+      'POST /agents/a1/_internal/shutdown',
+    ]);
+  });
+
+  it('calls an instance stored before the check without its query, fragment or credentials', async () => {
+    const id = uniqueNodeId('legacyurl');
+    await register(id);
+    const { host } = new URL(agent.url);
+    await cp.handle
+      .db('node_instances')
+      .where({ node_id: id })
+      .update({ base_url: `http://agent:s3cret@${host}/internal/admin?x=1#frag` });
+    const before = agent.requests.length;
+    const refreshed = await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`);
+    expect(refreshed.body.health.last_check_ok).toBe(true);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/shutdown`);
+    expect(agent.requests.slice(before)).toEqual([
+      'GET /internal/admin/health',
+      'POST /internal/admin/_internal/shutdown',
+    ]);
+  });
+
+  it('agentUrl encodes each segment and refuses dot segments that would leave the base path', () => {
+    expect(agentUrl('http://127.0.0.1:8001', 'health')).toBe('http://127.0.0.1:8001/health');
+    expect(agentUrl('https://agents.example/a1//', 'reasoners', 'sum marize')).toBe(
+      'https://agents.example/a1/reasoners/sum%20marize',
+    );
+    expect(agentUrl('http://h/a', '_internal', 'executions', 'x/../y', 'cancel')).toBe(
+      'http://h/a/_internal/executions/x%2F..%2Fy/cancel',
+    );
+    for (const segment of ['..', '.', '%2e%2E', '']) {
+      expect(() => agentUrl('http://h/a', segment)).toThrow(RangeError);
+    }
+  });
 });
 
 describe('POST /api/v1/nodes/{id}/heartbeat', () => {

@@ -9,12 +9,16 @@ export interface TestAgent {
   health: HealthMode;
   healthRequests: number;
   shutdownNotices: Array<Record<string, unknown>>;
+  /** Every request received, as `METHOD /path?query`, so tests can see which URL was called. */
+  requests: string[];
   close(): Promise<void>;
 }
 
 /**
  * Starts a node:http agent on 127.0.0.1 (port 0) that serves /health per its `health` mode and
- * records `POST /_internal/shutdown` notices. `hang` never answers, so probes hit their timeout.
+ * records `POST /_internal/shutdown` notices, under any base path (`/agents/a1/health` too, for
+ * agents registered with a path in their base_url). `hang` never answers, so probes hit their
+ * timeout.
  */
 export async function startTestAgent(initial: HealthMode = 'ok'): Promise<TestAgent> {
   const hanging = new Set<ServerResponse>();
@@ -23,10 +27,13 @@ export async function startTestAgent(initial: HealthMode = 'ok'): Promise<TestAg
     health: initial,
     healthRequests: 0,
     shutdownNotices: [],
+    requests: [],
     close: async () => {},
   };
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.method === 'GET' && req.url === '/health') {
+    agent.requests.push(`${req.method} ${req.url}`);
+    const path = req.url ?? '';
+    if (req.method === 'GET' && /^(\/[^/?#]+)*\/health$/.test(path)) {
       agent.healthRequests++;
       if (agent.health === 'hang') {
         hanging.add(res);
@@ -40,7 +47,7 @@ export async function startTestAgent(initial: HealthMode = 'ok'): Promise<TestAg
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
       return;
     }
-    if (req.method === 'POST' && req.url === '/_internal/shutdown') {
+    if (req.method === 'POST' && /^(\/[^/?#]+)*\/_internal\/shutdown$/.test(path)) {
       let text = '';
       req.setEncoding('utf8');
       req.on('data', (chunk) => {

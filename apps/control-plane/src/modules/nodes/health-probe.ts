@@ -1,3 +1,5 @@
+import { agentUrl } from './agent-urls.ts';
+
 /** The outcome of one `GET {base_url}/health`. */
 export interface ProbeResult {
   ok: boolean;
@@ -21,8 +23,8 @@ const BODY_LIMIT = 64 * 1024;
 export const httpHealthProbe: HealthProbe = async (baseUrl, timeoutMs) => {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-  const url = `${baseUrl.replace(/\/+$/, '')}/health`;
   try {
+    const url = agentUrl(baseUrl, 'health');
     const response = await fetch(url, {
       signal: AbortSignal.timeout(timeoutMs),
       redirect: 'manual',

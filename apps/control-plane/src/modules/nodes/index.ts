@@ -1,4 +1,6 @@
 /** Nodes: registration, heartbeats, presence, health monitoring, lifecycle and node events. */
+
+export { agentUrl } from './agent-urls.ts';
 export { nodeEventsRouter } from './event-routes.ts';
 export { NODES_TOPIC, type NodeEvent } from './events.ts';
 export { type CompiledSchema, compileJsonSchema, InvalidSchemaError } from './function-schemas.ts';

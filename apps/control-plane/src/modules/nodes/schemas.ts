@@ -128,6 +128,25 @@ function refuseDuplicateFunctions(
   }
 }
 
+/**
+ * Where an agent listens: an `http` or `https` origin plus an optional path, nothing else.
+ * Agents name their own address (they live on private networks, so any host is allowed), but a
+ * query or fragment would end up in front of every path the control plane appends
+ * (`/admin?x=1/health`), and credentials would be echoed by status and discovery answers.
+ */
+const AgentUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2000)
+  .superRefine((value, ctx) => {
+    const url = new URL(value);
+    const refuse = (what: string) =>
+      ctx.addIssue({ code: 'custom', message: `use an origin and an optional path only: no ${what}` });
+    if (url.username || url.password) refuse('credentials (user:password@)');
+    // `?` and `#` with nothing after them leave search and hash empty but still end the path.
+    if (url.search || value.includes('?')) refuse('query (?...)');
+    if (url.hash || value.includes('#')) refuse('fragment (#...)');
+  });
+
 /** Node ids become the first part of targets (`<node>.<fn>`), so they may not contain dots. */
 export const NodeIdSchema = z
   .string()
@@ -148,8 +167,8 @@ export const RegistrationSchema = z
       .max(100)
       .optional()
       .transform((v) => v || '0.0.0'),
-    base_url: z.url({ protocol: /^https?$/ }).max(2000),
-    public_url: nullable(z.url({ protocol: /^https?$/ }).max(2000)),
+    base_url: AgentUrl,
+    public_url: nullable(AgentUrl),
     deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
     tags: Tags,
     metadata: nullableWithDefault(JsonObject, () => ({})),

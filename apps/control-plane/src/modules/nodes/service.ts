@@ -1,6 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
+import { agentUrl } from './agent-urls.ts';
 import { checkFunctionSchemas } from './function-schemas.ts';
 import type { HealthMonitor } from './health-monitor.ts';
 import { moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
@@ -34,7 +35,7 @@ import { groupByNode } from './views.ts';
  */
 export type CountActiveExecutions = (nodeId: string, version: string) => Promise<number>;
 
-/** Tells an agent it is being shut down: `POST {base_url}/_internal/shutdown`. */
+/** Tells an agent it is being shut down: `POST {base_url}/_internal/shutdown` (see agentUrl). */
 export type ShutdownNotifier = (
   instance: NodeInstanceRecord,
   body: { node_id: string; version: string; reason: string },
@@ -43,7 +44,7 @@ export type ShutdownNotifier = (
 
 export const httpShutdownNotifier: ShutdownNotifier = async (instance, body, timeoutMs) => {
   try {
-    const response = await fetch(`${instance.baseUrl.replace(/\/+$/, '')}/_internal/shutdown`, {
+    const response = await fetch(agentUrl(instance.baseUrl, '_internal', 'shutdown'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
