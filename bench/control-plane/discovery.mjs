@@ -26,6 +26,7 @@ const agent = await startHealthyAgent();
 const storage = await benchStorage('discovery');
 const env = (cacheTtl) => ({
   CONTROL_PLANE_PORT: '0',
+  LOG_LEVEL: 'silent',
   SWITCHYARD_DISCOVERY_CACHE_TTL: cacheTtl,
   SWITCHYARD_NODE_LIFECYCLE_HEARTBEAT_TTL: '1h',
   SWITCHYARD_NODE_LIFECYCLE_MAX_TRANSITION_TIME: '1h',
@@ -97,7 +98,7 @@ for (const [label, ttl, varied] of [
   ['cached', '30s', false],
   ['varied', '30s', true],
 ]) {
-  const running = await startServer({ env: env(ttl), log: () => {} });
+  const running = await startServer({ env: env(ttl) });
   try {
     if (label === 'uncached') registrationMs = await registerFleet(running.url, NODES, describeNode);
     for (const format of FORMATS) rows.push({ label, ...(await measure(running.url, format, varied)) });

@@ -15,7 +15,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
 
 const agent = await startHealthyAgent();
 const storage = await benchStorage('heartbeat');
-const running = await startServer({ env: { CONTROL_PLANE_PORT: '0', ...storage.env }, log: () => {} });
+const running = await startServer({ env: { CONTROL_PLANE_PORT: '0', LOG_LEVEL: 'silent', ...storage.env } });
 
 const ids = Array.from({ length: NODES }, (_, i) => `bench-node-${i}`);
 const registrationMs = await registerFleet(running.url, NODES, (id) => ({
