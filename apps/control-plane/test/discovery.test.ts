@@ -825,37 +825,116 @@ describe('discovery cache and metrics', () => {
     expect(body.checks.cache).toMatchObject({ status: 'healthy', entries: expect.any(Number) });
     expect(body.checks.cache.entries).toBeGreaterThanOrEqual(1);
     expect(body.checks.cache.oldest_age_seconds).toBeGreaterThanOrEqual(12);
+    expect(body.checks.cache.bytes).toBeGreaterThan(0);
+    expect(body.checks.cache.max_bytes).toBe(32 * 1024 * 1024);
     expect(body.checks.cache.message).toMatch(
-      /discovery cache: \d+ entr(y|ies), oldest \d+\.\d s old \(ttl 30 s\)/,
+      /discovery cache: \d+ entr(y|ies), \d+\.\d of 32\.0 MiB, oldest \d+\.\d s old \(ttl 30 s\)/,
     );
     expect(typeof body.checks.cache.response_time).toBe('number');
     now += 60_000;
     const emptied = (await (await fetch(`${base}/api/v1/health`)).json()) as any;
-    expect(emptied.checks.cache).toMatchObject({ entries: 0, oldest_age_seconds: null });
+    expect(emptied.checks.cache).toMatchObject({ entries: 0, bytes: 0, oldest_age_seconds: null });
+  });
+});
+
+/** A registered instance as the node repository hands it to discovery. */
+function instance(overrides: Partial<NodeInstance>): NodeInstance {
+  return {
+    nodeId: 'a',
+    version: '1',
+    baseUrl: 'http://127.0.0.1:1',
+    publicUrl: null,
+    deploymentType: 'long_running',
+    tags: [],
+    metadata: {},
+    reasoners: [],
+    skills: [],
+    lifecycleStatus: 'ready',
+    trafficWeight: 100,
+    lastHeartbeat: null,
+    registeredAt: '2026-11-22T00:00:00.000Z',
+    updatedAt: '2026-11-22T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+describe('discovery with a fleet of large registrations', () => {
+  const MiB = 1024 * 1024;
+
+  /**
+   * An instance registered with a body just under the 1 MiB limit: 230 reasoners with
+   * 4,000-character descriptions. Listed with include_descriptions, it renders to about 0.95 MB.
+   */
+  function largeInstance(nodeId: string): NodeInstance {
+    return instance({
+      nodeId,
+      tags: ['big'],
+      reasoners: Array.from({ length: 230 }, (_, i) => ({
+        id: `reasoner_${i}`,
+        description: `${nodeId} reasoner ${i} `.padEnd(4000, 'x'),
+        tags: ['bulk'],
+      })),
+    });
+  }
+
+  const fleet = Array.from({ length: 10 }, (_, i) => largeInstance(`big-${i}`));
+
+  /** The real service (cache, catalog, renderer) over the fleet, with its defaults. */
+  function bigService() {
+    const service = createDiscoveryService({
+      listInstances: async () => fleet,
+      metrics: createDiscoveryMetrics(createMetricsRegistry()),
+      cacheTtlMs: 30_000,
+      clock,
+    });
+    const cacheCheck = async () => {
+      const outcome = await service.cacheProbe()();
+      if (typeof outcome === 'string') throw new Error('the cache probe reports details');
+      return outcome.details as { entries: number; bytes: number; max_bytes: number };
+    };
+    return { service, cacheCheck };
+  }
+
+  const query = (raw: Record<string, string>) => DiscoveryQuerySchema.parse(raw);
+
+  it('regression (issue 8): bounds the answer cache by the bytes of the answers, evicting the oldest first', async () => {
+    const { service, cacheCheck } = bigService();
+    // Sixteen different queries of about 2.9 MB each: 45 MB of answers for a 32 MiB budget.
+    const queries = Array.from({ length: 16 }, (_, i) =>
+      query({ include_descriptions: 'true', limit: '3', agent_ids: `big-*,absent-${i}` }),
+    );
+    for (const each of queries) {
+      const answer = await service.discover(each);
+      expect(answer.cached).toBe(false);
+      expect(Buffer.byteLength(answer.body)).toBeGreaterThan(2.5 * MiB);
+      const cache = await cacheCheck();
+      expect(cache.bytes).toBeLessThanOrEqual(32 * MiB);
+      expect(cache.max_bytes).toBe(32 * MiB);
+    }
+    const cache = await cacheCheck();
+    expect(cache.entries).toBeLessThan(queries.length);
+    // Eviction makes just enough room: the budget stays nearly full, not emptied.
+    expect(cache.bytes).toBeGreaterThan(28 * MiB);
+    expect((await service.discover(queries.at(-1)!)).cached).toBe(true);
+    expect((await service.discover(queries[0]!)).cached).toBe(false);
+  });
+
+  it('regression (issue 8): does not cache an answer over 4 MiB, and keeps the smaller ones', async () => {
+    const { service, cacheCheck } = bigService();
+    const small = query({ include_descriptions: 'true', limit: '1' });
+    await service.discover(small);
+    const before = await cacheCheck();
+    expect(before.entries).toBe(1);
+    const large = query({ include_descriptions: 'true', limit: '6' });
+    const first = await service.discover(large);
+    expect(Buffer.byteLength(first.body)).toBeGreaterThan(4 * MiB);
+    expect((await service.discover(large)).cached).toBe(false);
+    expect(await cacheCheck()).toMatchObject({ entries: 1, bytes: before.bytes });
+    expect((await service.discover(small)).cached).toBe(true);
   });
 });
 
 describe('discovery service', () => {
-  function instance(overrides: Partial<NodeInstance>): NodeInstance {
-    return {
-      nodeId: 'a',
-      version: '1',
-      baseUrl: 'http://127.0.0.1:1',
-      publicUrl: null,
-      deploymentType: 'long_running',
-      tags: [],
-      metadata: {},
-      reasoners: [],
-      skills: [],
-      lifecycleStatus: 'ready',
-      trafficWeight: 100,
-      lastHeartbeat: null,
-      registeredAt: '2026-11-22T00:00:00.000Z',
-      updatedAt: '2026-11-22T00:00:00.000Z',
-      ...overrides,
-    };
-  }
-
   it('does not cache an answer read before an invalidation that arrived meanwhile', async () => {
     let release: () => void = () => {};
     let calls = 0;
@@ -898,8 +977,8 @@ describe('discovery service', () => {
     expect(second.cached).toBe(false);
     expect(calls).toBe(1);
     // Both answers come from one read, and say when that read happened.
-    expect(JSON.parse(first.body).discovered_at).toBe(readAt);
-    expect(second.body).toContain(`discovered_at="${readAt}"`);
+    expect(JSON.parse(first.body.toString()).discovered_at).toBe(readAt);
+    expect(second.body.toString()).toContain(`discovered_at="${readAt}"`);
     service.invalidate();
     await service.discover(DiscoveryQuerySchema.parse({ format: 'xml', tags: 'x' }));
     expect(calls).toBe(2);

@@ -4,7 +4,8 @@ import type { DiscoveryFormat } from './schemas.ts';
 /** A discovery answer ready to send. */
 export interface RenderedDiscovery {
   contentType: string;
-  body: string;
+  /** Encoded once: the cache measures it in bytes, and a cache hit is sent without re-encoding. */
+  body: Buffer;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -118,10 +119,10 @@ export function xmlListing(listing: CapabilityListing): string {
 export function renderListing(listing: CapabilityListing, format: DiscoveryFormat): RenderedDiscovery {
   switch (format) {
     case 'json':
-      return { contentType: JSON_TYPE, body: JSON.stringify(listing) };
+      return { contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(listing)) };
     case 'compact':
-      return { contentType: JSON_TYPE, body: JSON.stringify(compactListing(listing)) };
+      return { contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(compactListing(listing))) };
     case 'xml':
-      return { contentType: XML_TYPE, body: xmlListing(listing) };
+      return { contentType: XML_TYPE, body: Buffer.from(xmlListing(listing)) };
   }
 }

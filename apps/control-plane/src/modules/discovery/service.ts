@@ -1,6 +1,10 @@
 import type { HealthProbe } from '../../platform/health-probe.ts';
 import type { NodeInstance } from '../nodes/index.ts';
-import { createDiscoveryCache } from './cache.ts';
+import {
+  createDiscoveryCache,
+  DISCOVERY_CACHE_MAX_BYTES,
+  DISCOVERY_CACHE_MAX_ENTRY_BYTES,
+} from './cache.ts';
 import { buildCapabilityListing } from './catalog.ts';
 import type { DiscoveryMetrics } from './metrics.ts';
 import { type RenderedDiscovery, renderListing } from './render.ts';
@@ -12,6 +16,10 @@ export interface DiscoveryServiceDeps {
   metrics: DiscoveryMetrics;
   /** How long an answer is served from cache; 0 disables the cache. */
   cacheTtlMs: number;
+  /** Bytes of answers the cache keeps, oldest evicted first; 32 MiB by default. */
+  cacheMaxBytes?: number;
+  /** An answer larger than this is not cached; 4 MiB by default. */
+  cacheMaxEntryBytes?: number;
   clock?: { now(): number };
 }
 
@@ -25,10 +33,23 @@ export interface DiscoveryAnswer extends RenderedDiscovery {
   cached: boolean;
 }
 
+function mebibytes(bytes: number): string {
+  return (bytes / 1024 / 1024).toFixed(1);
+}
+
 /** Capability discovery (GET /api/v1/discovery/capabilities) with its cache and metrics. */
 export function createDiscoveryService(deps: DiscoveryServiceDeps) {
   const now = () => (deps.clock ?? Date).now();
-  const cache = createDiscoveryCache<RenderedDiscovery>({ ttlMs: deps.cacheTtlMs, now });
+  const maxBytes = deps.cacheMaxBytes ?? DISCOVERY_CACHE_MAX_BYTES;
+  // Bounded by the bytes of the rendered answers, not their count: a single answer can be
+  // megabytes (schemas and descriptions of a large fleet), so a count bound bounds nothing.
+  const cache = createDiscoveryCache<RenderedDiscovery>({
+    ttlMs: deps.cacheTtlMs,
+    now,
+    sizeOf: (answer) => answer.body.byteLength,
+    maxBytes,
+    maxEntryBytes: deps.cacheMaxEntryBytes ?? DISCOVERY_CACHE_MAX_ENTRY_BYTES,
+  });
   // The fleet snapshot is cached under the same rules as the answers (TTL, cleared by node
   // events), so different queries within a TTL share one database read: reading 1,000 instances
   // costs far more than filtering and rendering them.
@@ -83,15 +104,21 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
       fleet.invalidate();
     },
 
-    /** The `cache` check of the health report: entries and the age of the oldest. */
+    /** The `cache` check of the health report: entries, their bytes and the age of the oldest. */
     cacheProbe(): HealthProbe {
       return async () => {
-        const { entries, oldestAgeMs } = cache.stats();
+        const { entries, bytes, oldestAgeMs } = cache.stats();
         const ttl = `ttl ${deps.cacheTtlMs / 1000} s${deps.cacheTtlMs === 0 ? ', disabled' : ''}`;
         const age = oldestAgeMs === null ? 'empty' : `oldest ${(oldestAgeMs / 1000).toFixed(1)} s old`;
+        const size = `${mebibytes(bytes)} of ${mebibytes(maxBytes)} MiB`;
         return {
-          message: `discovery cache: ${entries} ${entries === 1 ? 'entry' : 'entries'}, ${age} (${ttl})`,
-          details: { entries, oldest_age_seconds: oldestAgeMs === null ? null : oldestAgeMs / 1000 },
+          message: `discovery cache: ${entries} ${entries === 1 ? 'entry' : 'entries'}, ${size}, ${age} (${ttl})`,
+          details: {
+            entries,
+            bytes,
+            max_bytes: maxBytes,
+            oldest_age_seconds: oldestAgeMs === null ? null : oldestAgeMs / 1000,
+          },
         };
       };
     },
