@@ -7,6 +7,8 @@ import { displayTitle, type RunNode, type RunShare } from './run-bundle.ts';
  */
 export interface RunShareView {
   title: string;
+  /** False when the title was made from the workflow id (the bundle has none). */
+  titled: boolean;
   /** The page's meta description. */
   description: string;
   workflowId: string;
@@ -176,6 +178,7 @@ export function runShareView(share: RunShare): RunShareView {
   const counts = [...statusCounts].map(([status, count]) => `${count} ${status}`).join(', ');
   return {
     title: displayTitle(bundle),
+    titled: bundle.title !== undefined,
     description: `Workflow ${bundle.workflow_id}: ${bundle.nodes.length} executions, ${counts || 'no executions'}.`,
     workflowId: bundle.workflow_id,
     generatedAt: formatTime(bundle.generated_at),
