@@ -505,6 +505,64 @@ describe('regression (issue 8): agent URLs are an origin plus an optional path',
   });
 });
 
+describe('regression (issue 8): "__proto__" keys are kept like any other key', () => {
+  // Bodies are sent as JSON text: a JavaScript object literal cannot even hold such a key.
+  const text = (value: Record<string, unknown>, protoJson: string, where: string) =>
+    JSON.stringify(value).replace(`"${where}":{`, `"${where}":{"__proto__":${protoJson},`);
+
+  it('keeps "__proto__" in metadata, custom health and function schemas, stored and answered', async () => {
+    const id = uniqueNodeId('proto');
+    const body = text(
+      registration(id, agent.url, { metadata: { team: 'qa' } }),
+      '{"role":"admin"}',
+      'metadata',
+    ).replace('"output_schema":{', '"output_schema":{"__proto__":{"type":"string"},');
+    const registered = await call(cp.base, 'POST', '/api/v1/nodes/register', body);
+    expect(registered.status).toBe(201);
+    for (const record of [registered.body, (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body]) {
+      // jsonb orders keys its own way (shorter first), so compare them sorted.
+      expect(Object.keys(record.metadata).sort()).toEqual(['__proto__', 'team']);
+      expect(Object.getOwnPropertyDescriptor(record.metadata, '__proto__')?.value).toEqual({ role: 'admin' });
+      expect(Object.hasOwn(record.reasoners[0].output_schema, '__proto__')).toBe(true);
+    }
+    const patched = await call(
+      cp.base,
+      'PATCH',
+      `/api/v1/nodes/${id}/status`,
+      '{"state":"ready","health":{"__proto__":7,"queue":1}}',
+    );
+    expect(patched.status).toBe(200);
+    expect(Object.keys(patched.body.health.custom).sort()).toEqual(['__proto__', 'queue']);
+  });
+
+  it('checks the keys and values under "__proto__" like the rest (400 naming the field)', async () => {
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      text(registration(uniqueNodeId(), agent.url), '{"bad\\u0000":1}', 'metadata'),
+    );
+    expectProblem(response, 400, 'invalid_request');
+    expect(response.body.errors).toEqual([
+      { field: 'metadata.__proto__["bad\\u0000"]', message: expect.stringMatching(/NUL/) },
+    ]);
+  });
+
+  it('answers every requested id in POST /api/v1/nodes/status/bulk, "__proto__" and "constructor" included', async () => {
+    const id = uniqueNodeId();
+    await register(id);
+    const response = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', {
+      node_ids: ['__proto__', 'constructor', id],
+    });
+    expect(response.status).toBe(200);
+    expect(Object.keys(response.body)).toEqual(['__proto__', 'constructor', id]);
+    const notFound = { status: null, version: null, last_heartbeat: null, error: 'not_found' };
+    expect(Object.getOwnPropertyDescriptor(response.body, '__proto__')?.value).toEqual(notFound);
+    expect(response.body.constructor).toEqual(notFound);
+    expect(response.body[id]).toMatchObject({ status: 'starting' });
+  });
+});
+
 describe('POST /api/v1/nodes/{id}/heartbeat', () => {
   it('answers 2xx right after registration and records the heartbeat', async () => {
     const id = uniqueNodeId();

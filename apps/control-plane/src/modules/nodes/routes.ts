@@ -74,14 +74,19 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
   router.post('/api/v1/nodes/status/bulk', async (ctx) => {
     const { node_ids } = parseWith(BulkStatusSchema, await readJsonBody(ctx, BULK_LIMIT));
     const found = await nodes.bulk(node_ids);
-    const body: Record<string, unknown> = {};
-    for (const id of node_ids) {
-      const instances = found.get(id);
-      body[id] = instances
-        ? bulkEntry(instances)
-        : { status: null, version: null, last_heartbeat: null, error: 'not_found' };
-    }
-    ctx.body = body;
+    // Built with fromEntries (own data properties), not `body[id] = ...`: assigning to
+    // "__proto__" would set the prototype instead and drop that id from the answer.
+    ctx.body = Object.fromEntries(
+      node_ids.map((id) => {
+        const instances = found.get(id);
+        return [
+          id,
+          instances
+            ? bulkEntry(instances)
+            : { status: null, version: null, last_heartbeat: null, error: 'not_found' },
+        ];
+      }),
+    );
   });
 
   router.post('/api/v1/nodes/status/refresh', async (ctx) => {

@@ -52,7 +52,21 @@ function refuseUnstorable(value: unknown, ctx: z.RefinementCtx): void {
     });
 }
 
-const JsonObject = z.record(z.string(), z.unknown());
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const prototype = Object.getPrototypeOf(value);
+  return prototype === Object.prototype || prototype === null;
+}
+
+/**
+ * A JSON object (metadata, custom health, function schemas), passed through as parsed instead of
+ * rebuilt. zod's record rebuilds the object and silently drops a `"__proto__"` key on the way,
+ * before any key check sees it; JSON.parse keeps that key as an ordinary own property, and so do
+ * jsonb and JSON.stringify, so passing the object through keeps every key the agent sent.
+ */
+const JsonObject = z
+  .custom<Record<string, unknown>>(isPlainObject, { message: 'Invalid input: expected object' })
+  .meta({ type: 'object', additionalProperties: {} });
 
 /**
  * An optional member that may also arrive as `null` (SDKs serialize None/nil that way): null
