@@ -14,6 +14,8 @@ function instance(overrides: Partial<NodeInstanceRecord> = {}): NodeInstanceReco
     publicUrl: null,
     deploymentType: 'long_running',
     tags: [],
+    proposedTags: [],
+    acceptsWebhook: false,
     metadata: {},
     reasoners: [],
     skills: [],

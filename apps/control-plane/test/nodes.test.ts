@@ -563,6 +563,50 @@ describe('regression (issue 8): "__proto__" keys are kept like any other key', (
   });
 });
 
+describe('regression (issue 8): proposed_tags and accepts_webhook from the TypeScript SDK are kept', () => {
+  it('stores the agent proposed_tags and accepts_webhook and each function proposed_tags, and shows them', async () => {
+    const id = uniqueNodeId('sdk');
+    const registered = await register(id, {
+      proposed_tags: ['finance', 'pii'],
+      accepts_webhook: true,
+      reasoners: [{ id: 'summarize', tags: ['nlp'], proposed_tags: ['gpt'], accepts_webhook: true }],
+      skills: [{ id: 'word_count', tags: [], proposed_tags: [] }],
+    });
+    for (const record of [registered, (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body]) {
+      expect(record).toMatchObject({ proposed_tags: ['finance', 'pii'], accepts_webhook: true });
+      expect(record.reasoners).toEqual([
+        { id: 'summarize', tags: ['nlp'], proposed_tags: ['gpt'], accepts_webhook: true },
+      ]);
+      expect(record.skills).toEqual([{ id: 'word_count', tags: [], proposed_tags: [] }]);
+      expect(record.instances?.[0] ?? record).toMatchObject({ proposed_tags: ['finance', 'pii'] });
+    }
+  });
+
+  it('defaults to no proposed tags and no webhooks, and answers 400 for wrong types', async () => {
+    const id = uniqueNodeId('sdk');
+    expect(await register(id, { proposed_tags: null, accepts_webhook: null })).toMatchObject({
+      proposed_tags: [],
+      accepts_webhook: false,
+    });
+    const wrong = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId(), agent.url, {
+        proposed_tags: 'finance',
+        accepts_webhook: 'yes',
+        skills: [{ id: 's', proposed_tags: [1] }],
+      }),
+    );
+    expectProblem(wrong, 400, 'invalid_request');
+    expect(wrong.body.errors.map((e: any) => e.field).sort()).toEqual([
+      'accepts_webhook',
+      'proposed_tags',
+      'skills[0].proposed_tags[0]',
+    ]);
+  });
+});
+
 describe('POST /api/v1/nodes/{id}/heartbeat', () => {
   it('answers 2xx right after registration and records the heartbeat', async () => {
     const id = uniqueNodeId();

@@ -3,7 +3,6 @@ import type { Knex } from 'knex';
 import type {
   AdminState,
   LifecycleStatus,
-  NodeInstance,
   NodeInstanceRecord,
   ReasonerSpec,
   SkillSpec,
@@ -28,6 +27,8 @@ interface InstanceRow {
   public_url: string | null;
   deployment_type: 'long_running' | 'serverless';
   tags: string[];
+  proposed_tags: string[];
+  accepts_webhook: boolean;
   metadata: Record<string, unknown>;
   reasoners: ReasonerSpec[];
   skills: SkillSpec[];
@@ -62,6 +63,8 @@ function toRecord(row: InstanceRow): NodeInstanceRecord {
     publicUrl: row.public_url,
     deploymentType: row.deployment_type,
     tags: row.tags,
+    proposedTags: row.proposed_tags,
+    acceptsWebhook: row.accepts_webhook,
     metadata: row.metadata,
     reasoners: row.reasoners,
     skills: row.skills,
@@ -92,13 +95,15 @@ function toRecord(row: InstanceRow): NodeInstanceRecord {
 
 /** What a registration writes: the agent's description of itself. */
 export type RegistrationValues = Pick<
-  NodeInstance,
+  NodeInstanceRecord,
   | 'nodeId'
   | 'version'
   | 'baseUrl'
   | 'publicUrl'
   | 'deploymentType'
   | 'tags'
+  | 'proposedTags'
+  | 'acceptsWebhook'
   | 'metadata'
   | 'reasoners'
   | 'skills'
@@ -164,6 +169,8 @@ function registrationColumns(values: RegistrationValues): Record<string, unknown
     public_url: values.publicUrl,
     deployment_type: values.deploymentType,
     tags: JSON.stringify(values.tags),
+    proposed_tags: JSON.stringify(values.proposedTags),
+    accepts_webhook: values.acceptsWebhook,
     metadata: JSON.stringify(values.metadata),
     reasoners: JSON.stringify(values.reasoners),
     skills: JSON.stringify(values.skills),

@@ -85,7 +85,8 @@ function nullableWithDefault<T extends z.ZodType>(schema: T, fallback: () => z.o
   return schema.nullish().transform((value): z.output<T> => value ?? fallback());
 }
 
-const Tags = nullableWithDefault(z.array(z.string().max(100)).max(100), () => []);
+const TagList = z.array(z.string().max(100)).max(100);
+const Tags = nullableWithDefault(TagList, () => []);
 
 /** A function id as agents register it: router prefixes arrive already joined as `<prefix>_<name>`. */
 const FunctionId = z
@@ -101,6 +102,9 @@ export const ReasonerSpecSchema = z.object({
   input_schema: nullable(JsonObject),
   output_schema: nullable(JsonObject),
   tags: Tags,
+  /** Tags the function asks for (SDKs send them for approval); kept and shown, never matched. */
+  proposed_tags: nullable(TagList),
+  accepts_webhook: nullable(z.boolean()),
   memory_config: nullable(JsonObject),
   examples: nullable(z.array(z.unknown()).max(50)),
 });
@@ -113,6 +117,8 @@ export const SkillSpecSchema = z.object({
   input_schema: nullable(JsonObject),
   output_schema: nullable(JsonObject),
   tags: Tags,
+  proposed_tags: nullable(TagList),
+  accepts_webhook: nullable(z.boolean()),
   examples: nullable(z.array(z.unknown()).max(50)),
 });
 export type SkillSpec = z.infer<typeof SkillSpecSchema>;
@@ -185,6 +191,9 @@ export const RegistrationSchema = z
     public_url: nullable(AgentUrl),
     deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
     tags: Tags,
+    // The TypeScript SDK sends both (wire notes); zod used to strip them as unknown members.
+    proposed_tags: Tags,
+    accepts_webhook: nullableWithDefault(z.boolean(), () => false),
     metadata: nullableWithDefault(JsonObject, () => ({})),
     reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
     skills: z.array(SkillSpecSchema).max(1000).default([]),
@@ -248,6 +257,10 @@ export interface HealthCheckState {
 
 /** A node instance with the presence, lifecycle and health state the control plane keeps for it. */
 export interface NodeInstanceRecord extends NodeInstance {
+  /** Tags the agent proposed for itself at registration (shown, not matched by filters). */
+  proposedTags: string[];
+  /** Whether the agent said it accepts webhooks. */
+  acceptsWebhook: boolean;
   statusReason: StatusReason;
   statusChangedAt: string;
   reportedStatus: LifecycleStatus | null;

@@ -174,6 +174,8 @@ export function createNodeService(deps: NodeServiceDeps) {
         publicUrl: registration.public_url ?? null,
         deploymentType: registration.deployment_type,
         tags: registration.tags,
+        proposedTags: registration.proposed_tags,
+        acceptsWebhook: registration.accepts_webhook,
         metadata: registration.metadata,
         reasoners: registration.reasoners,
         skills: registration.skills,

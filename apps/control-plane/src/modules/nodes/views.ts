@@ -41,6 +41,8 @@ export function instanceView(instance: NodeInstanceRecord, now: number, staleThr
     public_url: instance.publicUrl,
     deployment_type: instance.deploymentType,
     tags: instance.tags,
+    proposed_tags: instance.proposedTags,
+    accepts_webhook: instance.acceptsWebhook,
     metadata: instance.metadata,
     reasoners: instance.reasoners,
     skills: instance.skills,
