@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { freePort } from '../support/free-port.ts';
@@ -113,22 +114,15 @@ async function openNodeStream(): Promise<void> {
   const response = await fetch(`${running.url}/api/ui/v1/nodes/events`, { signal: controller.signal });
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   void (async () => {
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = '';
+    const frames = response
+      .body!.pipeThrough(new TextDecoderStream())
+      .pipeThrough(new EventSourceParserStream())
+      .getReader();
     try {
       for (;;) {
-        const { done, value } = await reader.read();
+        const { done, value } = await frames.read();
         if (done) return;
-        buffer += value;
-        let end = buffer.indexOf('\n\n');
-        while (end !== -1) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.+)$/m.exec(block)?.[1];
-          const data = /^data: (.+)$/m.exec(block)?.[1];
-          if (event && data) events.push({ event, data: JSON.parse(data) });
-          end = buffer.indexOf('\n\n');
-        }
+        if (value.event) events.push({ event: value.event, data: JSON.parse(value.data) });
       }
     } catch {
       // aborted at the end of the run
