@@ -22,6 +22,7 @@ import type { Clock } from './platform/clock.ts';
 import { createInProcessEventBus, type EventBus } from './platform/events/index.ts';
 import { apiKeyAuth } from './platform/http/auth.ts';
 import { mountRouters } from './platform/http/fallback.ts';
+import { requireOneHostHeader } from './platform/http/host-header.ts';
 import type { OpenStreams } from './platform/http/open-streams.ts';
 import { handleEscapedErrors, problemMiddleware } from './platform/http/problem-middleware.ts';
 import { requestLog } from './platform/http/request-log.ts';
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps): Koa {
   handleEscapedErrors(app, log);
   app.use(requestLog(log));
   app.use(problemMiddleware());
+  app.use(requireOneHostHeader());
   app.use(apiKeyAuth(config.api.auth));
   for (const middleware of mountRouters(routers)) app.use(middleware);
   return app;

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { createClientErrorHandler, newId } from '@switchyard/shared';
 import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApp } from './app.ts';
 import { type Config, loadConfig } from './config.ts';
@@ -21,6 +22,8 @@ export interface StartOptions {
   log?: Logger;
   /** How long close() lets requests in flight finish before cutting their connections; 10 s. */
   shutdownGraceMs?: number;
+  /** How long a client may take to send its request head before it is answered 408; 60 s (Node's). */
+  headersTimeoutMs?: number;
 }
 
 export interface RunningServer {
@@ -79,7 +82,35 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   });
   const streams = createOpenStreams();
   const app = createApp({ db, config, events, nodeRuntime, streams, log });
-  const server = createServer(app.callback());
+  const headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
+  const server = createServer(
+    {
+      // A missing Host is answered by the app with a problem document (requireOneHostHeader);
+      // Node would answer it with a bare 400 of its own.
+      requireHostHeader: false,
+      headersTimeout: headersTimeoutMs,
+      // Node refuses a request timeout shorter than the headers timeout; 5 minutes is its default.
+      requestTimeout: Math.max(headersTimeoutMs, 300_000),
+      // Timeouts are only checked this often, so a short headers timeout needs a short interval.
+      connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeoutMs / 4))),
+    },
+    app.callback(),
+  );
+  // Requests Node's parser rejects (bad framing 400, headers too large 431, header timeout 408)
+  // never reach the app: they are answered here with the same problem documents, where the socket
+  // allows an answer at all.
+  server.on(
+    'clientError',
+    createClientErrorHandler({
+      headers: () => ({ 'X-Request-ID': newId('req') }),
+      onAnswer: ({ error, response, headers }) => {
+        const entry = { req_id: headers['X-Request-ID'], code: error.code, status: response?.status };
+        // A reset connection is routine; a malformed or slow request is worth a line.
+        if (response) log.info(entry, `client error answered with ${response.status}`);
+        else log.debug(entry, 'client error: connection closed without an answer');
+      },
+    }),
+  );
   const inFlight = trackRequests(server);
   const graceMs = options.shutdownGraceMs ?? 10_000;
   try {

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -10,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, defaultConfig, STORED_CONFIG_NAME } from '../src/config.ts';
 import { putStoredConfig } from '../src/modules/config-store/repository.ts';
 import { silentLogger } from '../src/platform/logger.ts';
-import { startServer } from '../src/server.ts';
+import { type RunningServer, startServer } from '../src/server.ts';
 
 const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname;
 
@@ -181,6 +182,148 @@ describe('startServer', () => {
     } finally {
       await holder.close();
     }
+  });
+});
+
+/** A raw HTTP/1.1 exchange: the bytes sent, and everything answered until the server closes. */
+function rawExchange(url: string, bytes: string): Promise<{ status: number; head: string; body: any }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((done, fail) => {
+    const socket = connect(Number(port), hostname);
+    let answer = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      answer += chunk;
+    });
+    socket.on('error', fail);
+    socket.on('close', () => {
+      const split = answer.indexOf('\r\n\r\n');
+      const head = answer.slice(0, split);
+      const text = answer.slice(split + 4);
+      let body: unknown = text;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        // a bare answer; kept as text so the assertion shows it
+      }
+      done({ status: Number(/^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1]), head, body });
+    });
+    socket.write(bytes);
+    socket.setTimeout(10_000, () => socket.destroy(new Error('the server neither answered nor closed')));
+  });
+}
+
+function headerOf(head: string, name: string): string | undefined {
+  return new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]?.trim();
+}
+
+describe('startServer: requests Node itself rejects (issue 8)', () => {
+  let running: RunningServer;
+  const lines: Array<{ level: number; msg: string; [field: string]: unknown }> = [];
+
+  beforeAll(async () => {
+    running = await startServer({
+      env: { ...baseEnv(), SWITCHYARD_DATA_DIR: join(dir, 'data-client-errors') },
+      log: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+      headersTimeoutMs: 300,
+    });
+  });
+
+  afterAll(async () => {
+    await running?.close();
+  });
+
+  function expectProblem(
+    answer: { status: number; head: string; body: any },
+    status: number,
+    detail: RegExp,
+  ) {
+    expect(answer.status).toBe(status);
+    expect(headerOf(answer.head, 'content-type')).toMatch(/^application\/problem\+json/);
+    expect(headerOf(answer.head, 'x-request-id')).toMatch(/^req_/);
+    expect(answer.body).toMatchObject({
+      status,
+      // 408 and 431 have no code of their own in the catalogue; the status keeps what happened.
+      code: 'invalid_request',
+      detail: expect.stringMatching(detail),
+      documentation_url: expect.stringMatching(/\/docs\/reference\/errors#invalid_request$/),
+    });
+  }
+
+  it('answers an HTTP/1.1 request without Host with a 400 problem document', async () => {
+    const answer = await rawExchange(running.url, 'GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n');
+    expectProblem(answer, 400, /no Host header/);
+  });
+
+  it('answers a request with two Host headers with a 400 problem document and closes', async () => {
+    const answer = await rawExchange(
+      running.url,
+      'GET /api/v1/health HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n\r\n',
+    );
+    expectProblem(answer, 400, /more than one Host/);
+    expect(headerOf(answer.head, 'connection')).toBe('close');
+  });
+
+  it('still serves an HTTP/1.0 request without Host, which HTTP/1.0 allows', async () => {
+    const answer = await rawExchange(running.url, 'GET /api/v1/health HTTP/1.0\r\n\r\n');
+    expect(answer.status).toBe(200);
+  });
+
+  it('answers bad framing (an invalid Content-Length, a garbage request line) with 400 problem documents', async () => {
+    const length = await rawExchange(
+      running.url,
+      'POST /api/v1/nodes/register HTTP/1.1\r\nHost: x\r\nContent-Length: 1x\r\n\r\n{}',
+    );
+    expectProblem(length, 400, /could not be parsed as HTTP\/1\.1/);
+    expect(length.body.instance).toBe('/api/v1/nodes/register');
+    const garbage = await rawExchange(running.url, 'HELLO THERE\r\n\r\n');
+    expectProblem(garbage, 400, /could not be parsed/);
+  });
+
+  it('answers headers over the size limit with 431', async () => {
+    const answer = await rawExchange(
+      running.url,
+      `GET /api/v1/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
+    expectProblem(answer, 431, /larger than this server accepts/);
+  });
+
+  it('answers a request head that does not arrive in time with 408', async () => {
+    const answer = await rawExchange(running.url, 'GET /api/v1/health HTTP/1.1\r\nHost: x\r\n');
+    expectProblem(answer, 408, /did not arrive in time/);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        msg: 'client error answered with 408',
+        status: 408,
+        req_id: expect.any(String),
+      }),
+    );
+  });
+
+  it('logs an upload the client abandons without an error', async () => {
+    const { hostname, port } = new URL(running.url);
+    const socket = connect(Number(port), hostname);
+    socket.on('error', () => {});
+    const received = new Promise<void>((done) => running.server.once('request', () => done()));
+    const before = lines.length;
+    socket.write(
+      'POST /api/v1/nodes/register HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 1000\r\n\r\n{"id":"half',
+    );
+    await received;
+    // Long enough for the body reader to be waiting for the rest, then the client gives up.
+    await new Promise((done) => setTimeout(done, 50));
+    socket.end();
+    socket.resume();
+    await new Promise((done) => socket.once('close', done));
+    await new Promise((done) => setTimeout(done, 100));
+    const logged = lines.slice(before);
+    expect(logged.filter((line) => line.level >= 40 || line.err !== undefined)).toEqual([]);
+    // The request line says the client went away; Koa never sent an answer of its own.
+    expect(logged.find((line) => line.msg === 'request')).toMatchObject({
+      path: '/api/v1/nodes/register',
+      aborted: true,
+    });
   });
 });
 

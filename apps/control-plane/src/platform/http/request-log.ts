@@ -31,7 +31,8 @@ export function requestLog(log: Logger): Middleware {
       const fields = {
         method: ctx.method,
         path: ctx.path,
-        status: ctx.status,
+        // Koa's status before anything was sent is only its placeholder (404), so it is left out.
+        status: ctx.res.headersSent ? ctx.res.statusCode : undefined,
         ms: Math.round((performance.now() - started) * 100) / 100,
         // A response that closed before it finished was cut off by the client (or a shutdown).
         ...(ctx.res.writableFinished ? {} : { aborted: true }),
