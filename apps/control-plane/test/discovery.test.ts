@@ -8,6 +8,7 @@ import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { buildCapabilityListing, wildcardMatcher } from '../src/modules/discovery/catalog.ts';
 import { createDiscoveryMetrics } from '../src/modules/discovery/metrics.ts';
+import { renderListing } from '../src/modules/discovery/render.ts';
 import { DiscoveryQuerySchema } from '../src/modules/discovery/schemas.ts';
 import { createDiscoveryService } from '../src/modules/discovery/service.ts';
 import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
@@ -493,14 +494,14 @@ describe('discovery filters', () => {
   it('pages over instances with limit and offset; totals count the whole result', async () => {
     const first = await discoverJson('limit=3');
     expect(ids(first)).toEqual(['billing-bot@1.0.0', 'empty-agent@0.1.0', 'research-agent@1.0.0']);
-    expect(first.pagination).toEqual({ limit: 3, offset: 0, has_more: true });
+    expect(first.pagination).toEqual({ limit: 3, offset: 0, has_more: true, next_offset: 3 });
     expect(first.total_agents).toBe(4);
     const second = await discoverJson('limit=3&offset=3');
     expect(ids(second)).toEqual(['research-agent@2.0.0']);
-    expect(second.pagination).toEqual({ limit: 3, offset: 3, has_more: false });
+    expect(second.pagination).toEqual({ limit: 3, offset: 3, has_more: false, next_offset: null });
     const beyond = await discoverJson('offset=50');
     expect(beyond.capabilities).toEqual([]);
-    expect(beyond.pagination.has_more).toBe(false);
+    expect(beyond.pagination).toMatchObject({ has_more: false, next_offset: null });
     expect(beyond.total_agents).toBe(4);
   });
 });
@@ -642,6 +643,8 @@ describe('discovery formats', () => {
         limit: String(json.pagination.limit),
         offset: String(json.pagination.offset),
         has_more: String(json.pagination.has_more),
+        // An attribute is left out rather than given a null value.
+        ...(json.pagination.next_offset === null ? {} : { next_offset: String(json.pagination.next_offset) }),
       });
       expect(xml.agents.map((a) => `${a.attributes.id}@${a.attributes.version}`)).toEqual(
         json.capabilities.map((c: { agent_id: string; version: string }) => `${c.agent_id}@${c.version}`),
@@ -863,7 +866,8 @@ describe('discovery with a fleet of large registrations', () => {
 
   /**
    * An instance registered with a body just under the 1 MiB limit: 230 reasoners with
-   * 4,000-character descriptions. Listed with include_descriptions, it renders to about 0.95 MB.
+   * 4,000-character descriptions. Listed with include_descriptions, it renders to about 0.95 MB
+   * of json and 4.6 MB of xml.
    */
   function largeInstance(nodeId: string): NodeInstance {
     return instance({
@@ -871,7 +875,8 @@ describe('discovery with a fleet of large registrations', () => {
       tags: ['big'],
       reasoners: Array.from({ length: 230 }, (_, i) => ({
         id: `reasoner_${i}`,
-        description: `${nodeId} reasoner ${i} `.padEnd(4000, 'x'),
+        // "&" is one byte in JSON and five in XML (&amp;): the xml answer is five times larger.
+        description: `${nodeId} reasoner ${i} `.padEnd(4000, '&'),
         tags: ['bulk'],
       })),
     });
@@ -917,6 +922,69 @@ describe('discovery with a fleet of large registrations', () => {
     expect(cache.bytes).toBeGreaterThan(28 * MiB);
     expect((await service.discover(queries.at(-1)!)).cached).toBe(true);
     expect((await service.discover(queries[0]!)).cached).toBe(false);
+  });
+
+  it('regression (issue 8): keeps every answer within 8 MiB whatever the include flags, continuing at next_offset', async () => {
+    const { service } = bigService();
+    const all = fleet.map((i) => i.nodeId);
+    for (const format of ['json', 'xml', 'compact'] as const) {
+      const listed: string[] = [];
+      const pageSizes: number[] = [];
+      let offset: number | null = 0;
+      while (offset !== null) {
+        const answer = await service.discover(
+          query({
+            format,
+            limit: '500',
+            offset: String(offset),
+            include_descriptions: 'true',
+            include_input_schema: 'true',
+            include_output_schema: 'true',
+            include_examples: 'true',
+          }),
+        );
+        expect(answer.body.byteLength).toBeLessThanOrEqual(8 * MiB);
+        let ids: string[];
+        let pagination: { limit: number; offset: number; has_more: boolean; next_offset: number | null };
+        if (format === 'xml') {
+          const xml = readDiscoveryXml(answer.body.toString());
+          ids = xml.agents.map((agent) => agent.attributes.id!);
+          pagination = {
+            limit: Number(xml.summary.limit),
+            offset: Number(xml.summary.offset),
+            has_more: xml.summary.has_more === 'true',
+            next_offset: xml.summary.next_offset === undefined ? null : Number(xml.summary.next_offset),
+          };
+        } else {
+          const body = JSON.parse(answer.body.toString());
+          ids =
+            format === 'json'
+              ? body.capabilities.map((c: { agent_id: string }) => c.agent_id)
+              : [...new Set<string>(body.reasoners.map((r: { agent_id: string }) => r.agent_id))];
+          pagination = body.pagination;
+        }
+        expect(pagination.limit).toBe(500);
+        expect(pagination.offset).toBe(offset);
+        expect(ids.length).toBeGreaterThan(0);
+        expect(pagination.has_more).toBe(offset + ids.length < all.length);
+        expect(pagination.next_offset).toBe(pagination.has_more ? offset + ids.length : null);
+        listed.push(...ids);
+        pageSizes.push(ids.length);
+        offset = pagination.next_offset;
+      }
+      // Every instance exactly once, in order, however the pages were cut.
+      expect(listed, format).toEqual(all);
+      // json (0.95 MB an instance) ends its first page early; xml (4.6 MB) holds one a page;
+      // compact carries no descriptions or schemas and fits in one page.
+      expect(pageSizes, format).toEqual({ json: [8, 2], xml: Array(10).fill(1), compact: [10] }[format]);
+    }
+  });
+
+  it('puts at least one entry on a page, even one larger than the bound', () => {
+    const listing = buildCapabilityListing(fleet, query({ include_descriptions: 'true' }), 'now');
+    const rendered = JSON.parse(renderListing(listing, 'json', 1000).body.toString());
+    expect(rendered.capabilities.map((c: { agent_id: string }) => c.agent_id)).toEqual(['big-0']);
+    expect(rendered.pagination).toEqual({ limit: 100, offset: 0, has_more: true, next_offset: 1 });
   });
 
   it('regression (issue 8): does not cache an answer over 4 MiB, and keeps the smaller ones', async () => {

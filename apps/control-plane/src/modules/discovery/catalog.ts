@@ -33,13 +33,29 @@ export interface AgentCapability {
   skills: FunctionCapability[];
 }
 
+/** Where a page sits in the filtered result, and where the next one starts. */
+export interface Pagination {
+  /** The limit asked for (a page may hold fewer entries, see the answer byte bound in render.ts). */
+  limit: number;
+  offset: number;
+  has_more: boolean;
+  /** The offset of the next page, or null on the last one: the one safe way to continue. */
+  next_offset: number | null;
+}
+
+/** The pagination of a page of `shown` entries from `offset` out of `total`. */
+export function paginationOf(limit: number, offset: number, shown: number, total: number): Pagination {
+  const hasMore = offset + shown < total;
+  return { limit, offset, has_more: hasMore, next_offset: hasMore ? offset + shown : null };
+}
+
 /** The full (json) discovery answer, spec §2 "Capability listing". */
 export interface CapabilityListing {
   discovered_at: string;
   total_agents: number;
   total_reasoners: number;
   total_skills: number;
-  pagination: { limit: number; offset: number; has_more: boolean };
+  pagination: Pagination;
   capabilities: AgentCapability[];
 }
 
@@ -88,7 +104,8 @@ function byIdentity(a: NodeInstance, b: NodeInstance): number {
  *   instance whose own (agent) tags match;
  * - with any function filter, instances left without functions drop out.
  * Every instance (node id + version) is its own entry, sorted by node id then version; totals
- * count the whole filtered result, the page is `limit` entries from `offset`.
+ * count the whole filtered result, the page is `limit` entries from `offset` (the renderer may
+ * end it earlier to keep the answer within its byte bound, see render.ts).
  */
 export function buildCapabilityListing(
   instances: readonly NodeInstance[],
@@ -110,7 +127,14 @@ export function buildCapabilityListing(
     (!idMatch || idMatch(spec.id)) &&
     (!tagMatch || agentTagged || (spec.tags ?? []).some(tagMatch));
 
-  const matching: AgentCapability[] = [];
+  // Filtering keeps references to the registered specs; only the page is turned into answer
+  // objects, so a large fleet costs a pass over its specs, not a copy of them.
+  const matching: Array<{
+    instance: NodeInstance;
+    health: DiscoveryHealthStatus;
+    reasoners: ReasonerSpec[];
+    skills: SkillSpec[];
+  }> = [];
   let totalReasoners = 0;
   let totalSkills = 0;
   for (const instance of [...instances].sort(byIdentity)) {
@@ -120,37 +144,37 @@ export function buildCapabilityListing(
     // An agent's own tags describe every function it serves (SDKs tag the agent, not each
     // function), so a tag matching the agent's tags lets all of its functions through.
     const agentTagged = Boolean(tagMatch && instance.tags.some(tagMatch));
-    const reasoners = instance.reasoners
-      .filter((r) => keep(r, reasonerMatch, Boolean(skillMatch && !reasonerMatch), agentTagged))
-      .map((r) => describe(r, `${instance.nodeId}.${r.id}`, query.include));
-    const skills = instance.skills
-      .filter((s) => keep(s, skillMatch, Boolean(reasonerMatch && !skillMatch), agentTagged))
-      .map((s) => describe(s, `${instance.nodeId}.skill:${s.id}`, query.include));
+    const reasoners = functionFiltered
+      ? instance.reasoners.filter((r) =>
+          keep(r, reasonerMatch, Boolean(skillMatch && !reasonerMatch), agentTagged),
+        )
+      : instance.reasoners;
+    const skills = functionFiltered
+      ? instance.skills.filter((s) => keep(s, skillMatch, Boolean(reasonerMatch && !skillMatch), agentTagged))
+      : instance.skills;
     if (functionFiltered && reasoners.length === 0 && skills.length === 0) continue;
     totalReasoners += reasoners.length;
     totalSkills += skills.length;
-    matching.push({
+    matching.push({ instance, health, reasoners, skills });
+  }
+  const page = matching
+    .slice(query.offset, query.offset + query.limit)
+    .map(({ instance, health, reasoners, skills }) => ({
       agent_id: instance.nodeId,
       base_url: instance.baseUrl,
       version: instance.version,
       health_status: health,
       deployment_type: instance.deploymentType,
       last_heartbeat: instance.lastHeartbeat,
-      reasoners,
-      skills,
-    });
-  }
-  const page = matching.slice(query.offset, query.offset + query.limit);
+      reasoners: reasoners.map((r) => describe(r, `${instance.nodeId}.${r.id}`, query.include)),
+      skills: skills.map((s) => describe(s, `${instance.nodeId}.skill:${s.id}`, query.include)),
+    }));
   return {
     discovered_at: discoveredAt,
     total_agents: matching.length,
     total_reasoners: totalReasoners,
     total_skills: totalSkills,
-    pagination: {
-      limit: query.limit,
-      offset: query.offset,
-      has_more: query.offset + page.length < matching.length,
-    },
+    pagination: paginationOf(query.limit, query.offset, page.length, matching.length),
     capabilities: page,
   };
 }

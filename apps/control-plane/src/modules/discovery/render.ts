@@ -1,4 +1,9 @@
-import type { AgentCapability, CapabilityListing, FunctionCapability } from './catalog.ts';
+import {
+  type AgentCapability,
+  type CapabilityListing,
+  type FunctionCapability,
+  paginationOf,
+} from './catalog.ts';
 import type { DiscoveryFormat } from './schemas.ts';
 
 /** A discovery answer ready to send. */
@@ -11,23 +16,79 @@ export interface RenderedDiscovery {
 const JSON_TYPE = 'application/json; charset=utf-8';
 const XML_TYPE = 'application/xml; charset=utf-8';
 
+/**
+ * The most bytes one answer holds. `limit` (at most 500) bounds the entries of a page, not its
+ * bytes: with every include_* flag an instance can render to about 2 MB (a registration body is
+ * at most 1 MiB, and targets and XML escaping add to it), so 500 of them could make a gigabyte.
+ * A page therefore ends early, before the entry that would cross this bound; `has_more` and
+ * `next_offset` say where to continue. A page always holds at least one entry, so paging makes
+ * progress even if a single instance were larger.
+ */
+export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
+/** Room kept for what surrounds the entries (totals, pagination, the XML declaration). */
+const ENVELOPE_BYTES = 4 * 1024;
+
+/**
+ * Renders the page's entries one by one (each to one or more pieces of text) until the next would
+ * pass `budget` bytes. Returns how many entries fit, and their pieces.
+ */
+function fitEntries<P>(
+  entries: readonly AgentCapability[],
+  render: (entry: AgentCapability) => P,
+  bytesOf: (piece: P) => number,
+  budget: number,
+): { shown: number; pieces: P[] } {
+  const pieces: P[] = [];
+  let used = 0;
+  for (const entry of entries) {
+    const piece = render(entry);
+    const size = bytesOf(piece);
+    if (pieces.length > 0 && used + size > budget) break;
+    pieces.push(piece);
+    used += size;
+  }
+  return { shown: pieces.length, pieces };
+}
+
+/** The listing's pagination once `shown` of its page's entries made it into the answer. */
+function paginationFor(listing: CapabilityListing, shown: number) {
+  const { limit, offset } = listing.pagination;
+  return paginationOf(limit, offset, shown, listing.total_agents);
+}
+
+/** A JSON member list to splice into an object: `"key":value,...` without braces. */
+function members(value: object): string {
+  return JSON.stringify(value).slice(1, -1);
+}
+
+function jsonListing(listing: CapabilityListing, budget: number): string {
+  const { shown, pieces } = fitEntries(
+    listing.capabilities,
+    (entry) => JSON.stringify(entry),
+    (piece) => Buffer.byteLength(piece) + 1,
+    budget,
+  );
+  // Same members in the same order as JSON.stringify(listing), entries rendered once.
+  const head = members({ ...listing, pagination: paginationFor(listing, shown), capabilities: undefined });
+  return `{${head},"capabilities":[${pieces.join(',')}]}`;
+}
+
 /** The compact format: flat function lists with just id, agent, target and tags. */
-export function compactListing(listing: CapabilityListing) {
-  const flatten = (pick: (agent: AgentCapability) => FunctionCapability[]) =>
-    listing.capabilities.flatMap((agent) =>
-      pick(agent).map((fn) => ({
-        id: fn.id,
-        agent_id: agent.agent_id,
-        target: fn.invocation_target,
-        tags: fn.tags,
-      })),
+function compactListing(listing: CapabilityListing, budget: number): string {
+  const flatten = (agent: AgentCapability, functions: FunctionCapability[]) =>
+    functions.map((fn) =>
+      JSON.stringify({ id: fn.id, agent_id: agent.agent_id, target: fn.invocation_target, tags: fn.tags }),
     );
-  return {
-    discovered_at: listing.discovered_at,
-    reasoners: flatten((agent) => agent.reasoners),
-    skills: flatten((agent) => agent.skills),
-    pagination: listing.pagination,
-  };
+  const { shown, pieces } = fitEntries(
+    listing.capabilities,
+    (agent) => ({ reasoners: flatten(agent, agent.reasoners), skills: flatten(agent, agent.skills) }),
+    ({ reasoners, skills }) =>
+      [...reasoners, ...skills].reduce((sum, p) => sum + Buffer.byteLength(p) + 1, 0),
+    budget,
+  );
+  const reasoners = pieces.flatMap((piece) => piece.reasoners).join(',');
+  const skills = pieces.flatMap((piece) => piece.skills).join(',');
+  return `{${members({ discovered_at: listing.discovered_at })},"reasoners":[${reasoners}],"skills":[${skills}],${members({ pagination: paginationFor(listing, shown) })}}`;
 }
 
 // XML 1.0 cannot carry most control characters or unpaired surrogates at all, not even escaped;
@@ -81,48 +142,68 @@ function functionElement(kind: 'reasoner' | 'skill', fn: FunctionCapability): st
   return lines;
 }
 
-/** The xml format: `<discovery>` with a `<summary>` and `<capabilities>` of `<agent>` elements. */
-export function xmlListing(listing: CapabilityListing): string {
+function agentElement(agent: AgentCapability): string {
   const lines = [
+    `    <agent${attributes({
+      id: agent.agent_id,
+      base_url: agent.base_url,
+      version: agent.version,
+      health_status: agent.health_status,
+      deployment_type: agent.deployment_type,
+      last_heartbeat: agent.last_heartbeat,
+    })}>`,
+  ];
+  for (const reasoner of agent.reasoners) lines.push(...functionElement('reasoner', reasoner));
+  for (const skill of agent.skills) lines.push(...functionElement('skill', skill));
+  lines.push('    </agent>');
+  return lines.join('\n');
+}
+
+/** The xml format: `<discovery>` with a `<summary>` and `<capabilities>` of `<agent>` elements. */
+function xmlListing(listing: CapabilityListing, budget: number): string {
+  const { shown, pieces } = fitEntries(
+    listing.capabilities,
+    agentElement,
+    (piece) => Buffer.byteLength(piece) + 1,
+    budget,
+  );
+  const pagination = paginationFor(listing, shown);
+  return [
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<discovery${attributes({ discovered_at: listing.discovered_at })}>`,
     `  <summary${attributes({
       total_agents: listing.total_agents,
       total_reasoners: listing.total_reasoners,
       total_skills: listing.total_skills,
-      limit: listing.pagination.limit,
-      offset: listing.pagination.offset,
-      has_more: listing.pagination.has_more,
+      limit: pagination.limit,
+      offset: pagination.offset,
+      has_more: pagination.has_more,
+      next_offset: pagination.next_offset,
     })}/>`,
     '  <capabilities>',
-  ];
-  for (const agent of listing.capabilities) {
-    lines.push(
-      `    <agent${attributes({
-        id: agent.agent_id,
-        base_url: agent.base_url,
-        version: agent.version,
-        health_status: agent.health_status,
-        deployment_type: agent.deployment_type,
-        last_heartbeat: agent.last_heartbeat,
-      })}>`,
-    );
-    for (const reasoner of agent.reasoners) lines.push(...functionElement('reasoner', reasoner));
-    for (const skill of agent.skills) lines.push(...functionElement('skill', skill));
-    lines.push('    </agent>');
-  }
-  lines.push('  </capabilities>', '</discovery>', '');
-  return lines.join('\n');
+    ...pieces,
+    '  </capabilities>',
+    '</discovery>',
+    '',
+  ].join('\n');
 }
 
-/** Renders a listing in the requested format. */
-export function renderListing(listing: CapabilityListing, format: DiscoveryFormat): RenderedDiscovery {
+/**
+ * Renders a listing in the requested format, within `maxBytes`: the page ends before the entry
+ * that would pass it (see MAX_ANSWER_BYTES).
+ */
+export function renderListing(
+  listing: CapabilityListing,
+  format: DiscoveryFormat,
+  maxBytes = MAX_ANSWER_BYTES,
+): RenderedDiscovery {
+  const budget = Math.max(0, maxBytes - ENVELOPE_BYTES);
   switch (format) {
     case 'json':
-      return { contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(listing)) };
+      return { contentType: JSON_TYPE, body: Buffer.from(jsonListing(listing, budget)) };
     case 'compact':
-      return { contentType: JSON_TYPE, body: Buffer.from(JSON.stringify(compactListing(listing))) };
+      return { contentType: JSON_TYPE, body: Buffer.from(compactListing(listing, budget)) };
     case 'xml':
-      return { contentType: XML_TYPE, body: Buffer.from(xmlListing(listing)) };
+      return { contentType: XML_TYPE, body: Buffer.from(xmlListing(listing, budget)) };
   }
 }

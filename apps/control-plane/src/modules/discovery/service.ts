@@ -1,10 +1,6 @@
 import type { HealthProbe } from '../../platform/health-probe.ts';
 import type { NodeInstance } from '../nodes/index.ts';
-import {
-  createDiscoveryCache,
-  DISCOVERY_CACHE_MAX_BYTES,
-  DISCOVERY_CACHE_MAX_ENTRY_BYTES,
-} from './cache.ts';
+import { createDiscoveryCache, DISCOVERY_CACHE_MAX_BYTES, DISCOVERY_CACHE_MAX_ENTRY_BYTES } from './cache.ts';
 import { buildCapabilityListing } from './catalog.ts';
 import type { DiscoveryMetrics } from './metrics.ts';
 import { type RenderedDiscovery, renderListing } from './render.ts';
