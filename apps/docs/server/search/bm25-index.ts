@@ -1,5 +1,5 @@
 import type { IndexedPage, Passage, SearchIndexFile } from '../artifacts/site-artifacts.ts';
-import { isStopword, tokenize } from './tokenize.ts';
+import { isStopword, JOINER, tokenize } from './tokenize.ts';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
@@ -124,11 +124,15 @@ export function buildBm25Index(file: SearchIndexFile): Bm25Index {
         const posting = postingsByTerm.get(term);
         if (!posting) continue;
         const { idf, docs, tfs } = posting;
+        // A whole identifier from the query (`workflow_id`, `X-API-Key`) stands for all of its
+        // parts at once, so it weighs as many query terms as it has parts: otherwise a short
+        // passage repeating the parts outranks a long one (a settings table) naming it exactly.
+        const weight = term.split(JOINER).length;
         for (let i = 0; i < docs.length; i++) {
           const doc = docs[i]!;
           const tf = tfs[i]!;
           if (scores[doc] === 0) touched[touchedCount++] = doc;
-          scores[doc]! += (idf * (tf * (BM25_K1 + 1))) / (tf + norms[doc]!);
+          scores[doc]! += (weight * idf * (tf * (BM25_K1 + 1))) / (tf + norms[doc]!);
         }
       }
       // Keep the best `limit` in a small sorted array: limit is at most 20, so insertion beats

@@ -7,7 +7,8 @@
 
 /** A run of letters/digits, optionally joined by `-`, `_` or `.` into one identifier. */
 const WORD = /[\p{L}\p{N}]+(?:[-_.][\p{L}\p{N}]+)*/gu;
-const JOINER = /[-_.]/;
+/** What joins the parts of an identifier. */
+export const JOINER = /[-_.]/;
 const CAMEL_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
 const CAMEL_CASE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
 

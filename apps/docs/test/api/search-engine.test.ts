@@ -105,6 +105,41 @@ describe('BM25 index', () => {
     expect(index.search('X-API-Key', 5).hits[0]!.page.title).toBe('A');
   });
 
+  it('ranks a long passage holding an identifier exactly above a short one full of its parts', () => {
+    // As the settings reference (one row of a long table names the variable) against the webhooks
+    // page (which names the setting key and its words several times).
+    const filler = Array.from({ length: 60 }, (_, i) => `setting${i} controls something else entirely`).join(
+      '. ',
+    );
+    const index = indexOf([
+      {
+        title: 'Settings',
+        passages: [
+          [
+            'Variables',
+            'variables',
+            `${filler}. SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_INITIAL_BACKOFF sets it.`,
+          ],
+        ],
+      },
+      {
+        title: 'Webhooks',
+        passages: [
+          [
+            'Retries',
+            'retries',
+            'The webhook queue retries: initial backoff 1 s (execution_queue.webhook_initial_backoff), then the backoff doubles; each webhook execution waits in the queue.',
+          ],
+        ],
+      },
+    ]);
+    expect(index.search('SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_INITIAL_BACKOFF', 5).hits[0]!.page.title).toBe(
+      'Settings',
+    );
+    // The words alone still find the prose about them.
+    expect(index.search('webhook initial backoff', 5).hits[0]!.page.title).toBe('Webhooks');
+  });
+
   it('returns at most limit hits, best first, ties in site order, and counts every match', () => {
     const index = indexOf(
       Array.from({ length: 30 }, (_, i) => ({
