@@ -831,7 +831,7 @@ describe('discovery cache and metrics', () => {
     expect(body.checks.cache.bytes).toBeGreaterThan(0);
     expect(body.checks.cache.max_bytes).toBe(32 * 1024 * 1024);
     expect(body.checks.cache.message).toMatch(
-      /discovery cache: \d+ entr(y|ies), \d+\.\d of 32\.0 MiB, oldest \d+\.\d s old \(ttl 30 s\)/,
+      /discovery cache: \d+ entr(y|ies), \d+\.\d (KiB|MiB) of 32\.0 MiB, oldest \d+\.\d s old \(ttl 30 s\)/,
     );
     expect(typeof body.checks.cache.response_time).toBe('number');
     now += 60_000;

@@ -29,8 +29,10 @@ export interface DiscoveryAnswer extends RenderedDiscovery {
   cached: boolean;
 }
 
-function mebibytes(bytes: number): string {
-  return (bytes / 1024 / 1024).toFixed(1);
+/** A byte count for the health message: KiB below one MiB, MiB from there. */
+function readableBytes(bytes: number): string {
+  const MiB = 1024 * 1024;
+  return bytes < MiB ? `${(bytes / 1024).toFixed(1)} KiB` : `${(bytes / MiB).toFixed(1)} MiB`;
 }
 
 /** Capability discovery (GET /api/v1/discovery/capabilities) with its cache and metrics. */
@@ -106,7 +108,7 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
         const { entries, bytes, oldestAgeMs } = cache.stats();
         const ttl = `ttl ${deps.cacheTtlMs / 1000} s${deps.cacheTtlMs === 0 ? ', disabled' : ''}`;
         const age = oldestAgeMs === null ? 'empty' : `oldest ${(oldestAgeMs / 1000).toFixed(1)} s old`;
-        const size = `${mebibytes(bytes)} of ${mebibytes(maxBytes)} MiB`;
+        const size = `${readableBytes(bytes)} of ${readableBytes(maxBytes)}`;
         return {
           message: `discovery cache: ${entries} ${entries === 1 ? 'entry' : 'entries'}, ${size}, ${age} (${ttl})`,
           details: {
