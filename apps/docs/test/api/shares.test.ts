@@ -685,6 +685,14 @@ describe('the write budget of publishing (issue 8)', () => {
     expect((await publishFrom('127.0.0.2')).status).toBe(201);
   });
 
+  it('counts concurrent publishes from one address one after the other', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 6 }, () => publishFrom('127.0.0.5').then((res) => res.status)),
+    );
+    expect(statuses.filter((status) => status === 201)).toHaveLength(3);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(3);
+  });
+
   it('refuses a bundle larger than the whole budget as too large, not with a wait', async () => {
     const small = await startTestServer({
       db: database.db,
