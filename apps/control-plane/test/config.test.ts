@@ -60,6 +60,8 @@ describe('loadConfig defaults', () => {
       logging: { level: 'info', format: 'auto' },
       nodes: {
         heartbeatTtlMs: 15_000,
+        maxHeartbeatTtlMs: 120_000,
+        assumedHeartbeatIntervalMs: 30_000,
         sweepIntervalMs: 5_000,
         hardEvictMs: 300_000,
         statusCacheTtlMs: 300_000,
@@ -109,6 +111,8 @@ api:
     skip_paths: [/api/v1/public/*, /status]
 node_lifecycle:
   heartbeat_ttl: 20s
+  max_heartbeat_ttl: 3m
+  assumed_heartbeat_interval: 10s
   sweep_interval: 2s
   hard_evict_ttl: 10m
   status_cache_ttl: 1m
@@ -142,6 +146,8 @@ connector:
     expect(config.api.auth).toEqual({ apiKey: 'file-key', skipPaths: ['/api/v1/public/*', '/status'] });
     expect(config.nodes).toEqual({
       heartbeatTtlMs: 20_000,
+      maxHeartbeatTtlMs: 180_000,
+      assumedHeartbeatIntervalMs: 10_000,
       sweepIntervalMs: 2_000,
       hardEvictMs: 600_000,
       statusCacheTtlMs: 60_000,

@@ -89,7 +89,7 @@ describe('GET /api/ui/v1/nodes/events', () => {
         timestamp: expect.any(String),
       });
 
-      await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+      const beat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
       const changed = await client.next((f) => f.event === 'node.status_changed');
       expect(JSON.parse(changed.data)).toMatchObject({
         type: 'node.status_changed',
@@ -100,7 +100,7 @@ describe('GET /api/ui/v1/nodes/events', () => {
         reason: 'agent_reported',
       });
 
-      cp.clock.advance(15_001);
+      cp.clock.set(Date.parse(beat.body.lease_expires_at) + 1);
       await cp.runtime.presence.tick();
       const offline = await client.next(
         (f) => f.event === 'node.status_changed' && f.data.includes('"offline"'),

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { moveAfterClaim, moveAfterProbe, stateAtRegistration } from '../src/modules/nodes/lifecycle.ts';
+import {
+  leaseTtlMs,
+  moveAfterClaim,
+  moveAfterProbe,
+  nextObservedInterval,
+  stateAtRegistration,
+} from '../src/modules/nodes/lifecycle.ts';
 import { chooseWeighted } from '../src/modules/nodes/routing.ts';
 import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 
@@ -29,6 +35,7 @@ function instance(overrides: Partial<NodeInstanceRecord> = {}): NodeInstanceReco
     reportedStatus: 'ready',
     adminState: 'active',
     lastSeenAt: at,
+    observedHeartbeatIntervalMs: null,
     leaseExpiresAt: at,
     health: {
       consecutiveFailures: 0,
@@ -191,5 +198,42 @@ describe('chooseWeighted (routing by traffic_weight)', () => {
     expect(chooseWeighted([instance({ adminState: 'stopped' })], () => 0)).toBeUndefined();
     expect(chooseWeighted([instance({ trafficWeight: 0 })], () => 0)).toBeUndefined();
     expect(chooseWeighted([], () => 0)).toBeUndefined();
+  });
+});
+
+describe('regression (issue 8): the rhythm rule (leaseTtlMs, nextObservedInterval)', () => {
+  const settings = { heartbeatTtlMs: 15_000, maxHeartbeatTtlMs: 120_000, assumedHeartbeatIntervalMs: 30_000 };
+
+  it('leases 3 intervals, never below the TTL nor above the cap, assuming 30 s before any is observed', () => {
+    expect(leaseTtlMs(null, settings)).toBe(90_000);
+    expect(leaseTtlMs(30_000, settings)).toBe(90_000);
+    expect(leaseTtlMs(2_000, settings)).toBe(15_000);
+    expect(leaseTtlMs(100_000, settings)).toBe(120_000);
+    expect(leaseTtlMs(null, { ...settings, assumedHeartbeatIntervalMs: 0 })).toBe(15_000);
+    // A cap below the TTL never undercuts the spec's floor.
+    expect(leaseTtlMs(30_000, { ...settings, maxHeartbeatTtlMs: 5_000 })).toBe(15_000);
+  });
+
+  it('keeps the longest recent gap, so an extra report between two heartbeats does not shorten the lease', () => {
+    const after30 = nextObservedInterval(null, 30_000, settings)!;
+    expect(after30).toBe(30_000);
+    const afterBurst = nextObservedInterval(after30, 200, settings)!;
+    expect(afterBurst).toBeGreaterThan(29_900);
+    expect(leaseTtlMs(afterBurst, settings)).toBeGreaterThan(89_000);
+  });
+
+  it('halves a long interval over two minutes of faster heartbeats', () => {
+    let interval: number | null = 30_000;
+    for (let i = 0; i < 24; i++) interval = nextObservedInterval(interval, 5_000, settings);
+    expect(interval).toBeCloseTo(15_000, 6);
+  });
+
+  it('ignores no gap, clock skew and gaps longer than the cap', () => {
+    expect(nextObservedInterval(null, null, settings)).toBeNull();
+    expect(nextObservedInterval(40_000, null, settings)).toBe(40_000);
+    expect(nextObservedInterval(40_000, -5, settings)).toBe(40_000);
+    expect(nextObservedInterval(40_000, 0, settings)).toBe(40_000);
+    expect(nextObservedInterval(40_000, 120_001, settings)).toBe(40_000);
+    expect(nextObservedInterval(40_000, 120_000, settings)).toBe(120_000);
   });
 });

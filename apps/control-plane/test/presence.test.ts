@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { leaseTtlMs, nextObservedInterval } from '../src/modules/nodes/lifecycle.ts';
 import { createPresenceManager } from '../src/modules/nodes/presence.ts';
 import type { NodeTransitions } from '../src/modules/nodes/transitions.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
@@ -17,7 +18,10 @@ let agent: TestAgent;
 const seen: Array<Record<string, any>> = [];
 
 beforeAll(async () => {
-  cp = await startTestControlPlane();
+  // These tests pin the spec's plain TTL: with no interval assumed before one is observed, a
+  // node's lease is 15 s until its rhythm says otherwise. The defaults (30 s assumed, the
+  // TypeScript SDK's rhythm) are exercised by the issue 8 tests below.
+  cp = await startTestControlPlane({ lifecycle: { assumedHeartbeatIntervalMs: 0 } });
   agent = await startTestAgent();
   cp.events.subscribe(NODES_TOPIC, (event) => seen.push(event));
 });
@@ -261,11 +265,131 @@ describe('a real agent process', () => {
       const refreshed = await call(cp.base, 'POST', `/api/v1/nodes/${id}/status/refresh`);
       expect(refreshed.body.health.last_check_ok).toBe(false);
       expect(refreshed.body.health.last_check_error).toMatch(/ECONNREFUSED/);
-      cp.clock.advance(15_001);
+      // The 20 s jump counted as the agent's rhythm, so its lease is 3 × 20 s: move past it.
+      const lease = (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body.lease_expires_at;
+      expect(Date.parse(lease) - cp.clock.now()).toBe(60_000);
+      cp.clock.set(Date.parse(lease) + 1);
       await cp.runtime.presence.tick();
       expect(await statusOf(id)).toBe('offline');
     } finally {
       await child.kill();
+    }
+  });
+});
+
+describe('regression (issue 8): presence adapts to each node’s heartbeat rhythm', () => {
+  // The default settings: TTL 15 s as the floor, 30 s assumed until a rhythm is observed, leases
+  // capped at 2 min. A database of its own, so this clock and these sweeps touch only these nodes.
+  let sdk: TestControlPlane;
+  const events: Array<Record<string, any>> = [];
+
+  beforeAll(async () => {
+    sdk = await startTestControlPlane();
+    sdk.events.subscribe(NODES_TOPIC, (event) => events.push(event));
+  });
+
+  afterAll(async () => {
+    await sdk?.close();
+  });
+
+  const beat = async (id: string, status = 'ready') =>
+    (await call(sdk.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status, version: '1.0.0' })).body;
+  const statusIn = async (id: string) =>
+    (await call(sdk.base, 'GET', `/api/v1/nodes/${id}`)).body.lifecycle_status as string;
+  const wentOffline = (id: string) =>
+    events.filter((e) => e.type === 'node.status_changed' && e.node_id === id && e.new_status === 'offline');
+
+  /** Moves time by `ms` in sweep-interval steps, sweeping on two replicas at every step. */
+  async function live(ms: number) {
+    const replicas = [sdk.runtime.presence, createPresenceManager({ ...presenceDeps(), clock: sdk.clock })];
+    for (let passed = 0; passed < ms; passed += 5_000) {
+      sdk.clock.advance(Math.min(5_000, ms - passed));
+      await Promise.all(replicas.map((replica) => replica.tick()));
+    }
+  }
+  const presenceDeps = () => ({
+    db: sdk.handle.db,
+    transitions: sdk.runtime.transitions,
+    settings: sdk.runtime.lifecycle,
+  });
+
+  async function registered(): Promise<string> {
+    const id = uniqueNodeId('rhythm');
+    const response = await call(sdk.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url));
+    expect(response.status).toBe(201);
+    return id;
+  }
+
+  it('keeps a node heartbeating every 30 s (the TypeScript SDK default) online between heartbeats, from the first on', async () => {
+    const id = await registered();
+    expect((await beat(id, 'starting')).lease_ttl_seconds).toBe(90);
+    for (let i = 0; i < 10; i++) {
+      await live(30_000);
+      expect(await statusIn(id)).not.toBe('offline');
+      const answer = await beat(id);
+      expect(answer.status).toBe('ready');
+      expect(answer.observed_heartbeat_interval_seconds).toBe(30);
+      expect(answer.lease_ttl_seconds).toBe(90);
+    }
+    expect(wentOffline(id)).toEqual([]);
+  });
+
+  it('takes it offline once three of its intervals pass without a heartbeat', async () => {
+    const id = await registered();
+    await beat(id);
+    for (let i = 0; i < 3; i++) {
+      await live(30_000);
+      await beat(id);
+    }
+    await live(90_000);
+    expect(await statusIn(id)).toBe('ready');
+    sdk.clock.advance(1);
+    const report = await sdk.runtime.presence.tick();
+    expect(report.expired).toContainEqual({ nodeId: id, version: '1.0.0', oldStatus: 'ready' });
+    expect(await statusIn(id)).toBe('offline');
+  });
+
+  it('never gives less than the 15 s TTL, and tightens back to it when a node heartbeats every 5 s', async () => {
+    const id = await registered();
+    await beat(id);
+    let answer: any;
+    // The assumed 30 s decays by half every 2 minutes of faster heartbeats: 5 min 15 s here.
+    for (let i = 0; i < 63; i++) {
+      await live(5_000);
+      answer = await beat(id);
+    }
+    expect(answer.observed_heartbeat_interval_seconds).toBeLessThanOrEqual(5);
+    expect(answer.lease_ttl_seconds).toBe(15);
+    await live(15_000);
+    expect(await statusIn(id)).toBe('ready');
+    sdk.clock.advance(1);
+    await sdk.runtime.presence.tick();
+    expect(await statusIn(id)).toBe('offline');
+  });
+
+  it('caps the lease at max_heartbeat_ttl (2 min) and does not learn a gap longer than that', async () => {
+    const id = await registered();
+    await beat(id);
+    sdk.clock.advance(100_000);
+    const slow = await beat(id);
+    expect(slow.observed_heartbeat_interval_seconds).toBe(100);
+    expect(slow.lease_ttl_seconds).toBe(120);
+    sdk.clock.advance(200_000); // an outage, not a rhythm
+    const back = await beat(id);
+    expect(back.observed_heartbeat_interval_seconds).toBe(100);
+  });
+
+  it('computes the interval in the heartbeat UPDATE exactly as lifecycle.nextObservedInterval states it', async () => {
+    const id = await registered();
+    await beat(id);
+    let expected: number | null = null;
+    for (const gap of [30_000, 1_000, 200, 45_000, 500_000, 7_000, 0, 12_345]) {
+      sdk.clock.advance(gap);
+      const answer = await beat(id);
+      expected = nextObservedInterval(expected, gap, sdk.runtime.lifecycle);
+      expect(answer.observed_heartbeat_interval_seconds).toBe(Math.round(expected!) / 1000);
+      // The lease is a timestamp: the answer carries it to the millisecond.
+      expect(answer.lease_ttl_seconds).toBeCloseTo(leaseTtlMs(expected, sdk.runtime.lifecycle) / 1000, 2);
     }
   });
 });

@@ -119,3 +119,54 @@ export function isRoutable(instance: NodeInstanceRecord): boolean {
     instance.adminState === 'active' && instance.lifecycleStatus === 'ready' && instance.trafficWeight > 0
   );
 }
+
+/**
+ * Presence adapts to each instance's rhythm. The lease of a sign of life lasts three of the
+ * instance's heartbeat intervals, the same margin the spec's 15 s TTL gives an agent that
+ * heartbeats every 5 s (the interval the register answer suggests), so one or two lost
+ * heartbeats never take a live agent offline.
+ */
+export const RHYTHM_FACTOR = 3;
+
+/**
+ * How fast the observed interval forgets a long gap: it halves over this much time of faster
+ * heartbeats. Slow enough that an extra report between two regular heartbeats does not shrink
+ * the lease under the next one; fast enough that an agent that now heartbeats every 5 s is taken
+ * offline within the TTL floor again a few minutes later.
+ */
+export const RHYTHM_HALF_LIFE_MS = 120_000;
+
+/** The settings the rhythm rule reads. */
+export interface RhythmSettings {
+  heartbeatTtlMs: number;
+  maxHeartbeatTtlMs: number;
+  assumedHeartbeatIntervalMs: number;
+}
+
+/**
+ * How long a sign of life keeps an instance online: 3 × its heartbeat interval (the observed one,
+ * or the assumed one before any is observed), at most `max_heartbeat_ttl`, never less than the
+ * spec's `heartbeat_ttl`.
+ */
+export function leaseTtlMs(observedIntervalMs: number | null, settings: RhythmSettings): number {
+  const interval = observedIntervalMs ?? settings.assumedHeartbeatIntervalMs;
+  return Math.max(settings.heartbeatTtlMs, Math.min(settings.maxHeartbeatTtlMs, RHYTHM_FACTOR * interval));
+}
+
+/**
+ * The observed interval after a sign of life `gapMs` after the previous heartbeat: the longest
+ * recent gap, decaying by half every {@link RHYTHM_HALF_LIFE_MS}. An instance with no observed
+ * interval starts from the assumed one. No gap (the first heartbeat), a gap of zero or less
+ * (clock skew between replicas) and a gap longer than `max_heartbeat_ttl` (an outage, not a
+ * rhythm) leave the interval as it is. The heartbeat UPDATE computes the same in SQL
+ * (repository.recordHeartbeat); this is its readable statement, and the tests hold both to it.
+ */
+export function nextObservedInterval(
+  observedIntervalMs: number | null,
+  gapMs: number | null,
+  settings: RhythmSettings,
+): number | null {
+  if (gapMs === null || gapMs <= 0 || gapMs > settings.maxHeartbeatTtlMs) return observedIntervalMs;
+  const previous = observedIntervalMs ?? settings.assumedHeartbeatIntervalMs;
+  return Math.max(gapMs, previous * 0.5 ** (gapMs / RHYTHM_HALF_LIFE_MS));
+}

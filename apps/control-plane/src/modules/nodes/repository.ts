@@ -1,5 +1,6 @@
 import { toIso, toIsoOrNull } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import { RHYTHM_FACTOR, RHYTHM_HALF_LIFE_MS, type RhythmSettings } from './lifecycle.ts';
 import type {
   AdminState,
   LifecycleStatus,
@@ -39,6 +40,7 @@ interface InstanceRow {
   reported_status: LifecycleStatus | null;
   admin_state: AdminState;
   last_heartbeat: Date | string | null;
+  heartbeat_interval_ms: number | null;
   last_seen_at: Date | string;
   lease_expires_at: Date | string | null;
   health_failures: number;
@@ -78,6 +80,7 @@ function toRecord(row: InstanceRow): NodeInstanceRecord {
     reportedStatus: row.reported_status,
     adminState: row.admin_state,
     lastSeenAt: toIso(row.last_seen_at),
+    observedHeartbeatIntervalMs: row.heartbeat_interval_ms,
     leaseExpiresAt: toIsoOrNull(row.lease_expires_at),
     health: {
       consecutiveFailures: row.health_failures,
@@ -117,6 +120,7 @@ export interface InstancePatch {
   reportedStatus?: LifecycleStatus | null;
   adminState?: AdminState;
   lastHeartbeat?: Date | null;
+  observedHeartbeatIntervalMs?: number | null;
   lastSeenAt?: Date;
   leaseExpiresAt?: Date | null;
   healthFailures?: number;
@@ -138,6 +142,7 @@ const PATCH_COLUMNS: Record<keyof InstancePatch, string> = {
   reportedStatus: 'reported_status',
   adminState: 'admin_state',
   lastHeartbeat: 'last_heartbeat',
+  observedHeartbeatIntervalMs: 'heartbeat_interval_ms',
   lastSeenAt: 'last_seen_at',
   leaseExpiresAt: 'lease_expires_at',
   healthFailures: 'health_failures',
@@ -247,6 +252,7 @@ export async function insertInstance(
     status_changed_at: state.at,
     admin_state: state.adminState,
     last_seen_at: state.at,
+    heartbeat_interval_ms: null,
     lease_expires_at: state.leaseExpiresAt,
     updated_at: state.at,
   };
@@ -278,17 +284,21 @@ export async function replaceInstance(
 }
 
 /**
- * Records a sign of life in one statement: last heartbeat, last seen and a renewed lease. With no
- * version it applies to the node's most recently registered instance. Because this is a single
- * atomic UPDATE, a sweep that runs at the same moment either sees the renewed lease or ran
- * entirely before it, so a live agent is never left marked offline by a race.
+ * Records a sign of life in one statement: last heartbeat, last seen, the observed heartbeat
+ * interval (see lifecycle.nextObservedInterval, computed here in SQL from the previous
+ * heartbeat) and a lease renewed for lifecycle.leaseTtlMs of that interval. With no version it
+ * applies to the node's most recently registered instance. The row is locked by the inner
+ * SELECT ... FOR UPDATE, so two heartbeats of one instance measure their gaps one after the
+ * other; and because this is a single UPDATE, a sweep that runs at the same moment either sees
+ * the renewed lease or ran entirely before it, so a live agent is never left marked offline by a
+ * race on any replica.
  */
 export async function recordHeartbeat(
   db: Executor,
   nodeId: string,
   version: string | undefined,
   at: Date,
-  leaseExpiresAt: Date,
+  rhythm: RhythmSettings,
 ): Promise<NodeInstanceRecord | undefined> {
   const target =
     version !== undefined
@@ -297,18 +307,38 @@ export async function recordHeartbeat(
           `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ? order by registered_at desc, version desc limit 1)`,
           [nodeId],
         );
-  const rows = (await db<InstanceRow>(TABLE)
-    .whereRaw(target)
-    // Stopped and shut-down instances keep their released lease: start renews it.
-    .update({
-      last_heartbeat: at,
-      last_seen_at: at,
-      lease_expires_at: db.raw(
-        `case when admin_state = 'active' then ?::timestamptz else lease_expires_at end`,
-        [leaseExpiresAt],
-      ),
-    } as never)
-    .returning('*')) as InstanceRow[];
+  const { heartbeatTtlMs: floor, maxHeartbeatTtlMs: cap, assumedHeartbeatIntervalMs: assumed } = rhythm;
+  const result = await db.raw(
+    `update ${TABLE} as t
+        set last_heartbeat = :at, last_seen_at = :at, heartbeat_interval_ms = r.interval_ms,
+            -- Stopped and shut-down instances keep their released lease: start renews it.
+            lease_expires_at = case when t.admin_state = 'active'
+              then :at::timestamptz
+                   + greatest(:floor, least(:cap, :factor * coalesce(r.interval_ms, :assumed)))
+                     * interval '1 millisecond'
+              else t.lease_expires_at end
+       from (select node_id, version,
+                    case when gap_ms is null or gap_ms <= 0 or gap_ms > :cap then interval_ms
+                         else greatest(gap_ms, coalesce(interval_ms, :assumed) * power(0.5, gap_ms / :halfLife))
+                    end as interval_ms
+               from (select node_id, version, heartbeat_interval_ms as interval_ms,
+                            extract(epoch from (:at::timestamptz - last_heartbeat)) * 1000 as gap_ms
+                       from ${TABLE}
+                      where :target
+                        for update) as previous) as r
+      where t.node_id = r.node_id and t.version = r.version
+  returning t.*`,
+    {
+      at,
+      floor,
+      cap,
+      assumed,
+      factor: RHYTHM_FACTOR,
+      halfLife: RHYTHM_HALF_LIFE_MS,
+      target,
+    },
+  );
+  const rows = result.rows as InstanceRow[];
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 

@@ -117,7 +117,17 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
       lifecycle_status: record.lifecycleStatus,
       last_heartbeat: record.lastHeartbeat,
       lease_expires_at: record.leaseExpiresAt,
+      // The configured floor (spec), then what this heartbeat earned: presence adapts the lease
+      // to the node's own rhythm (lifecycle.leaseTtlMs).
       heartbeat_ttl_seconds: lifecycle.heartbeatTtlMs / 1000,
+      lease_ttl_seconds:
+        record.leaseExpiresAt && record.lastHeartbeat
+          ? (Date.parse(record.leaseExpiresAt) - Date.parse(record.lastHeartbeat)) / 1000
+          : null,
+      observed_heartbeat_interval_seconds:
+        record.observedHeartbeatIntervalMs === null
+          ? null
+          : Math.round(record.observedHeartbeatIntervalMs) / 1000,
     };
   });
 

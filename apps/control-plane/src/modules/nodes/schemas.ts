@@ -266,6 +266,8 @@ export interface NodeInstanceRecord extends NodeInstance {
   reportedStatus: LifecycleStatus | null;
   adminState: AdminState;
   lastSeenAt: string;
+  /** The instance's heartbeat rhythm as presence has observed it; null until a second heartbeat. */
+  observedHeartbeatIntervalMs: number | null;
   leaseExpiresAt: string | null;
   health: HealthCheckState;
   customHealth: Record<string, unknown> | null;

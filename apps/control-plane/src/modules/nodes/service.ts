@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { agentUrl } from './agent-urls.ts';
 import { checkFunctionSchemas } from './function-schemas.ts';
 import type { HealthMonitor } from './health-monitor.ts';
-import { moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
+import { leaseTtlMs, moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
 import type { PresenceManager } from './presence.ts';
 import {
   type InstanceFilter,
@@ -102,7 +102,9 @@ export function createNodeService(deps: NodeServiceDeps) {
   const drainPollMs = deps.drainPollMs ?? 250;
   const threshold = deps.healthSettings.consecutiveFailures;
 
-  const leaseFrom = (at: number) => new Date(at + deps.lifecycle.heartbeatTtlMs);
+  /** The lease a sign of life at `at` earns an instance with this observed heartbeat interval. */
+  const leaseFrom = (at: number, observedIntervalMs: number | null) =>
+    new Date(at + leaseTtlMs(observedIntervalMs, deps.lifecycle));
 
   async function instancesOf(nodeId: string, version?: string): Promise<NodeInstanceRecord[]> {
     const all = await listNodeInstances(deps.db, { nodeId });
@@ -129,7 +131,7 @@ export function createNodeService(deps: NodeServiceDeps) {
     extra: (current: NodeInstanceRecord) => InstancePatch = () => ({}),
   ): Promise<NodeInstanceRecord> {
     const now = deps.clock.now();
-    const recorded = await recordHeartbeat(deps.db, nodeId, version, new Date(now), leaseFrom(now));
+    const recorded = await recordHeartbeat(deps.db, nodeId, version, new Date(now), deps.lifecycle);
     if (!recorded) {
       if (version !== undefined) await instancesOf(nodeId, version); // throws the precise 404
       throw notFound(nodeId);
@@ -189,7 +191,7 @@ export function createNodeService(deps: NodeServiceDeps) {
             statusReason: state.reason,
             adminState: state.adminState,
             at,
-            leaseExpiresAt: leaseFrom(now),
+            leaseExpiresAt: leaseFrom(now, null),
           });
           return { record, created: true, before: undefined };
         }
@@ -203,7 +205,9 @@ export function createNodeService(deps: NodeServiceDeps) {
             adminState: state.adminState,
             reportedStatus: null,
             lastSeenAt: at,
-            leaseExpiresAt: leaseFrom(now),
+            // A registration is a new process: its rhythm is observed afresh.
+            observedHeartbeatIntervalMs: null,
+            leaseExpiresAt: leaseFrom(now, null),
             healthFailures: 0,
             healthySince: null,
             nextCheckAt: null,
@@ -344,7 +348,10 @@ export function createNodeService(deps: NodeServiceDeps) {
             : {
                 adminState: 'active',
                 ...movePatch({ status: 'starting', reason: 'started' }, at),
-                leaseExpiresAt: leaseFrom(Date.parse(current.lastSeenAt)),
+                leaseExpiresAt: leaseFrom(
+                  Date.parse(current.lastSeenAt),
+                  current.observedHeartbeatIntervalMs,
+                ),
                 nextCheckAt: null,
               },
         );

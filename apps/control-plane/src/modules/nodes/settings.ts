@@ -10,7 +10,26 @@ export const nodeLifecycleSettings = {
     schema: durationSetting(),
     default: '15s',
     fromDatabase: true,
-    meaning: 'A node with no heartbeat for this long is marked offline.',
+    meaning:
+      "A node with no heartbeat for this long is marked offline; the floor of each node's lease, which grows to 3 × its own heartbeat interval.",
+  }),
+  maxHeartbeatTtlMs: setting({
+    key: 'node_lifecycle.max_heartbeat_ttl',
+    env: 'SWITCHYARD_NODE_LIFECYCLE_MAX_HEARTBEAT_TTL',
+    schema: durationSetting(),
+    default: '2m',
+    fromDatabase: true,
+    meaning:
+      'Longest lease a slow heartbeat rhythm earns (3 × the interval, never below heartbeat_ttl); longer gaps count as outages.',
+  }),
+  assumedHeartbeatIntervalMs: setting({
+    key: 'node_lifecycle.assumed_heartbeat_interval',
+    env: 'SWITCHYARD_NODE_LIFECYCLE_ASSUMED_HEARTBEAT_INTERVAL',
+    schema: durationSetting({ min: 0 }),
+    default: '30s',
+    fromDatabase: true,
+    meaning:
+      "Heartbeat interval assumed for a node until its own is observed (the TypeScript SDK's 30 s); 0 assumes none.",
   }),
   sweepIntervalMs: setting({
     key: 'node_lifecycle.sweep_interval',

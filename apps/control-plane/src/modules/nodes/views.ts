@@ -15,6 +15,11 @@ export function groupByNode(instances: Iterable<NodeInstanceRecord>): Map<string
   return grouped;
 }
 
+/** Milliseconds as seconds with millisecond precision, or null. */
+function seconds(ms: number | null): number | null {
+  return ms === null ? null : Math.round(ms) / 1000;
+}
+
 /** Health results of one instance as the API shows them. */
 export function healthView(instance: NodeInstanceRecord, now: number, staleThresholdMs: number) {
   const last = instance.lastHeartbeat ? Date.parse(instance.lastHeartbeat) : null;
@@ -55,6 +60,7 @@ export function instanceView(instance: NodeInstanceRecord, now: number, staleThr
     routable: isRoutable(instance),
     last_heartbeat: instance.lastHeartbeat,
     last_seen_at: instance.lastSeenAt,
+    observed_heartbeat_interval_seconds: seconds(instance.observedHeartbeatIntervalMs),
     lease_expires_at: instance.leaseExpiresAt,
     registered_at: instance.registeredAt,
     updated_at: instance.updatedAt,
@@ -116,6 +122,7 @@ export function statusView(instances: NodeInstanceRecord[], now: number, staleTh
       routable: isRoutable(i),
       traffic_weight: i.trafficWeight,
       last_heartbeat: i.lastHeartbeat,
+      observed_heartbeat_interval_seconds: seconds(i.observedHeartbeatIntervalMs),
       lease_expires_at: i.leaseExpiresAt,
       health: healthView(i, now, staleThresholdMs),
     })),
