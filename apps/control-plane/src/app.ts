@@ -5,10 +5,11 @@ import { type Config, defaultConfig } from './config.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
+  discoveryOpenApi,
   discoveryRouter,
 } from './modules/discovery/index.ts';
 import { createExecutionMetrics } from './modules/executions/index.ts';
-import { createHealthService, healthRouter, storageProbe } from './modules/health/index.ts';
+import { createHealthService, healthOpenApi, healthRouter, storageProbe } from './modules/health/index.ts';
 import { createMemoryMetrics } from './modules/memory/index.ts';
 import {
   createNodeRuntime,
@@ -16,6 +17,7 @@ import {
   NODES_TOPIC,
   type NodeRuntime,
   nodeEventsRouter,
+  nodesOpenApi,
   nodesRouter,
 } from './modules/nodes/index.ts';
 import type { Clock } from './platform/clock.ts';
@@ -29,6 +31,9 @@ import { requestLog } from './platform/http/request-log.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './platform/metrics/registry.ts';
 import { metricsRouter } from './platform/metrics/routes.ts';
+import { createOpenApiDocument } from './platform/openapi/document.ts';
+import { platformOpenApi } from './platform/openapi/platform-paths.ts';
+import { openApiRouter } from './platform/openapi/routes.ts';
 import { VERSION } from './platform/version.ts';
 
 export interface AppDeps {
@@ -107,6 +112,15 @@ export function createApp(deps: AppDeps): Koa {
     discoveryRouter({ discovery }),
     nodesRouter({ runtime: nodeRuntime }),
     nodeEventsRouter({ events, ...streamOptions }),
+    // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
+    // lists to each other.
+    openApiRouter({
+      document: () =>
+        createOpenApiDocument({
+          version: VERSION,
+          paths: [platformOpenApi, healthOpenApi, discoveryOpenApi, nodesOpenApi],
+        }),
+    }),
   ];
 
   const app = new Koa();

@@ -1,5 +1,6 @@
 /** Discovery: what the fleet can do right now, filtered, cached and rendered as json, xml or compact. */
 export { createDiscoveryMetrics } from './metrics.ts';
+export { discoveryOpenApi } from './openapi.ts';
 export { discoveryRouter } from './routes.ts';
 export { createDiscoveryService, type DiscoveryService } from './service.ts';
 export { discoverySettings } from './settings.ts';

@@ -4,6 +4,7 @@ export { agentUrl } from './agent-urls.ts';
 export { nodeEventsRouter } from './event-routes.ts';
 export { NODES_TOPIC, type NodeEvent } from './events.ts';
 export { type CompiledSchema, compileJsonSchema, InvalidSchemaError } from './function-schemas.ts';
+export { nodesOpenApi } from './openapi.ts';
 export { listNodeInstances } from './repository.ts';
 export { nodesRouter } from './routes.ts';
 export { createNodeRuntime, type NodeRuntime, type NodeRuntimeDeps } from './runtime.ts';

@@ -1,9 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { ProblemError } from '@switchyard/shared';
 import type { Middleware } from 'koa';
+import { OPENAPI_PATH } from '../openapi/document.ts';
 
-/** Paths that never need the API key (spec §5 item 4). */
-const ALWAYS_OPEN = ['/api/v1/health', '/metrics', '/ui/*'];
+/**
+ * Paths that never need the API key: the spec's (§5 item 4), and the OpenAPI document, which says
+ * how to authenticate and is no secret.
+ */
+const ALWAYS_OPEN = ['/api/v1/health', '/metrics', '/ui/*', OPENAPI_PATH];
 
 /**
  * The connector API authenticates with its own token (SERVICE_CONNECTOR_TOKEN) and capabilities,

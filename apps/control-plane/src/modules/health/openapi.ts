@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+
+/** One named check of the report. Probes may add figures of their own (the cache's `entries`). */
+const HealthCheckSchema = z
+  .looseObject({
+    status: z.enum(['healthy', 'unhealthy']),
+    message: z.string(),
+    response_time: z.number().min(0).meta({ description: 'How long the check took, in milliseconds.' }),
+  })
+  .meta({ id: 'HealthCheck' });
+
+/** GET /api/v1/health (spec §2 "Health report"), as service.ts builds it. */
+const HealthReportSchema = z
+  .object({
+    status: z.enum(['healthy', 'unhealthy']),
+    timestamp: z.iso.datetime(),
+    version: z.string(),
+    checks: z
+      .record(z.string(), HealthCheckSchema)
+      .meta({ description: 'By check name: `storage`, `cache`.' }),
+  })
+  .meta({ id: 'HealthReport' });
+
+const healthy = {
+  status: 'healthy',
+  timestamp: '2026-11-22T10:15:00.000Z',
+  version: '0.1.0',
+  checks: {
+    storage: { status: 'healthy', message: 'database reachable', response_time: 1.204 },
+    cache: {
+      status: 'healthy',
+      message: 'discovery cache: 0 entries, 0 B of 64 MiB, empty (ttl 30 s)',
+      response_time: 0.021,
+      entries: 0,
+      bytes: 0,
+      max_bytes: 67108864,
+      oldest_age_seconds: null,
+    },
+  },
+};
+
+/** The health feature's one route. */
+export const healthOpenApi: ZodOpenApiPathsObject = {
+  '/api/v1/health': {
+    get: {
+      operationId: 'getHealth',
+      tags: ['Health and metrics'],
+      summary: 'Health report',
+      description:
+        'Runs every check (a real database query, the discovery cache) concurrently. Never behind the API key, so load balancers can call it.',
+      security: [],
+      responses: {
+        '200': {
+          description: 'Every check is healthy.',
+          content: { 'application/json': { schema: HealthReportSchema, example: healthy } },
+        },
+        '503': {
+          description: 'At least one check failed; the report says which.',
+          content: {
+            'application/json': {
+              schema: HealthReportSchema,
+              example: {
+                ...healthy,
+                status: 'unhealthy',
+                checks: {
+                  ...healthy.checks,
+                  storage: {
+                    status: 'unhealthy',
+                    message: 'database did not answer within 2000 ms (connection pool exhausted?)',
+                    response_time: 2001.5,
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+};
