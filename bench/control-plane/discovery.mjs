@@ -85,9 +85,13 @@ async function measure(url, format, varied) {
 async function cacheCounters(url) {
   const text = await fetch(`${url}/metrics`).then((r) => r.text());
   const read = (name) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+  // The answer cache is bounded by bytes (32 MiB); the health check says how full it ended.
+  const { cache } = (await fetch(`${url}/api/v1/health`).then((r) => r.json())).checks;
   return {
     hits: read('service_discovery_cache_hits_total'),
     misses: read('service_discovery_cache_misses_total'),
+    entries: cache.entries,
+    bytes: cache.bytes,
   };
 }
 
@@ -102,8 +106,9 @@ for (const [label, ttl, varied] of [
   try {
     if (label === 'uncached') registrationMs = await registerFleet(running.url, NODES, describeNode);
     for (const format of FORMATS) rows.push({ label, ...(await measure(running.url, format, varied)) });
-    const { hits, misses } = await cacheCounters(running.url);
-    for (const row of rows) if (row.label === label) row.cache = `${hits} hits / ${misses} misses`;
+    const { hits, misses, entries, bytes } = await cacheCounters(running.url);
+    const kept = `${entries} answers, ${(bytes / 1024 / 1024).toFixed(1)} MiB in cache`;
+    for (const row of rows) if (row.label === label) row.cache = `${hits} hits / ${misses} misses, ${kept}`;
   } finally {
     await running.close();
   }
