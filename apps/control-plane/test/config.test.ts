@@ -64,6 +64,7 @@ describe('loadConfig defaults', () => {
         assumedHeartbeatIntervalMs: 30_000,
         sweepIntervalMs: 5_000,
         hardEvictMs: 300_000,
+        evictedRetentionMs: 604_800_000,
         statusCacheTtlMs: 300_000,
         reconcileIntervalMs: 30_000,
         maxTransitionMs: 120_000,
@@ -115,6 +116,7 @@ node_lifecycle:
   assumed_heartbeat_interval: 10s
   sweep_interval: 2s
   hard_evict_ttl: 10m
+  evicted_retention: 24h
   status_cache_ttl: 1m
   reconcile_interval: 45s
   max_transition_time: 3m
@@ -150,6 +152,7 @@ connector:
       assumedHeartbeatIntervalMs: 10_000,
       sweepIntervalMs: 2_000,
       hardEvictMs: 600_000,
+      evictedRetentionMs: 86_400_000,
       statusCacheTtlMs: 60_000,
       reconcileIntervalMs: 45_000,
       maxTransitionMs: 180_000,

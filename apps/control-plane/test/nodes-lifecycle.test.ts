@@ -48,6 +48,7 @@ function instance(overrides: Partial<NodeInstanceRecord> = {}): NodeInstanceReco
     },
     customHealth: null,
     revision: 0,
+    evictedAt: null,
     ...overrides,
   };
 }

@@ -41,6 +41,20 @@ async function readyNode(id = uniqueNodeId()): Promise<string> {
   return id;
 }
 
+function expectNotFound(response: { status: number; body: any }) {
+  expect(response.status).toBe(404);
+  expect(response.body.code).toBe('not_found');
+}
+
+/** Takes a ready node offline and evicts it (TTL 15 s, hard evict 5 min), as the sweeps would. */
+async function evicted(id: string, at: TestControlPlane = cp): Promise<void> {
+  at.clock.advance(16_000);
+  await at.runtime.presence.tick();
+  at.clock.advance(300_000);
+  const report = await at.runtime.presence.tick();
+  expect(report.evicted.map((k) => k.nodeId)).toContain(id);
+}
+
 async function statusOf(id: string) {
   const response = await call(cp.base, 'GET', `/api/v1/nodes/${id}`);
   return response.status === 404 ? 'gone' : (response.body.lifecycle_status as string);
@@ -191,7 +205,7 @@ describe('stopping the presence manager', () => {
 });
 
 describe('hard evict (5 min)', () => {
-  it('deletes an instance offline and unseen for the hard-evict TTL and announces node.removed', async () => {
+  it('evicts an instance offline and unseen for the hard-evict TTL from every answer and announces node.removed', async () => {
     const id = await readyNode();
     cp.clock.advance(16_000);
     await cp.runtime.presence.tick();
@@ -205,8 +219,12 @@ describe('hard evict (5 min)', () => {
     expect(seen).toContainEqual(
       expect.objectContaining({ type: 'node.removed', node_id: id, version: '1.0.0' }),
     );
-    const beat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
-    expect(beat.status).toBe(404);
+    expect((await call(cp.base, 'GET', `/api/ui/v1/nodes?node_id=${id}`)).body.nodes).toEqual([]);
+    const bulk = await call(cp.base, 'POST', '/api/v1/nodes/status/bulk', { node_ids: [id] });
+    expect(bulk.body[id].error).toBe('not_found');
+    const discovery = await call(cp.base, 'GET', `/api/v1/discovery/capabilities?agent=${id}`);
+    expect(discovery.body.capabilities).toEqual([]);
+    expectNotFound(await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`));
   });
 
   it('keeps a stopped node that still heartbeats', async () => {
@@ -391,5 +409,135 @@ describe('regression (issue 8): presence adapts to each node’s heartbeat rhyth
       // The lease is a timestamp: the answer carries it to the millisecond.
       expect(answer.lease_ttl_seconds).toBeCloseTo(leaseTtlMs(expected, sdk.runtime.lifecycle) / 1000, 2);
     }
+  });
+});
+
+describe('regression (issue 8): a sign of life from an evicted node brings back its last registration', () => {
+  it('revives the node from a heartbeat: registration intact, ready again, announced, and in discovery', async () => {
+    const id = uniqueNodeId('evicted');
+    const body = registration(id, agent.url, { metadata: { team: 'blue' }, tags: ['sdk'] });
+    expect((await call(cp.base, 'POST', '/api/v1/nodes/register', body)).status).toBe(201);
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+    const before = (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body;
+    await evicted(id);
+    expect(await statusOf(id)).toBe('gone');
+    const since = seen.length;
+
+    // The TypeScript SDK never registers again: it just keeps heartbeating.
+    const beat = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {
+      status: 'ready',
+      version: '1.0.0',
+    });
+    expect(beat.status).toBe(200);
+    expect(beat.body.status).toBe('ready');
+
+    const node = (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body;
+    expect(node).toMatchObject({
+      lifecycle_status: 'ready',
+      status_reason: 'revived',
+      routable: true,
+      metadata: { team: 'blue' },
+      tags: ['sdk'],
+      registered_at: before.registered_at,
+      reasoners: before.reasoners,
+      skills: before.skills,
+    });
+    expect(seen.slice(since)).toEqual([
+      expect.objectContaining({ type: 'node.registered', node_id: id, version: '1.0.0' }),
+      expect.objectContaining({
+        type: 'node.status_changed',
+        node_id: id,
+        old_status: 'offline',
+        new_status: 'ready',
+        reason: 'revived',
+      }),
+    ]);
+    const discovery = await call(cp.base, 'GET', `/api/v1/discovery/capabilities?agent=${id}`);
+    expect(discovery.body.capabilities.map((c: any) => c.agent_id)).toEqual([id]);
+    expect(await cp.runtime.nodes.pickInstance(id)).toMatchObject({ nodeId: id });
+  });
+
+  it('revives it from PATCH /status and from a lifecycle report as well', async () => {
+    for (const send of [
+      (id: string) =>
+        call(cp.base, 'PATCH', `/api/v1/nodes/${id}/status`, { state: 'ready', health: { q: 1 } }),
+      (id: string) => call(cp.base, 'POST', `/api/v1/nodes/${id}/lifecycle/status`, { status: 'degraded' }),
+    ]) {
+      const id = await readyNode();
+      await evicted(id);
+      expect((await send(id)).status).toBe(200);
+      expect(await statusOf(id)).not.toBe('gone');
+    }
+  });
+
+  it('revives an evicted version only when the heartbeat names it or the node has no live instance', async () => {
+    const id = uniqueNodeId('versions');
+    await call(cp.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url, { version: '1.0.0' }));
+    await evicted(id);
+    await call(cp.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url, { version: '2.0.0' }));
+    const versions = async () =>
+      (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body.instances.map((i: any) => i.version).sort();
+    expect((await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, {})).body.version).toBe('2.0.0');
+    expect(await versions()).toEqual(['2.0.0']);
+    const named = await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { version: '1.0.0' });
+    expect(named.body.version).toBe('1.0.0');
+    expect(await versions()).toEqual(['1.0.0', '2.0.0']);
+
+    const lone = await readyNode();
+    await evicted(lone);
+    expect((await call(cp.base, 'POST', `/api/v1/nodes/${lone}/heartbeat`, {})).body.status).toBe('ready');
+  });
+
+  it('treats registering an evicted id and version again as a new registration (201)', async () => {
+    const id = await readyNode();
+    await call(cp.base, 'POST', `/api/v1/nodes/${id}/stop`);
+    cp.clock.advance(300_001);
+    await cp.runtime.presence.tick();
+    expect(await statusOf(id)).toBe('gone');
+    const again = await call(cp.base, 'POST', '/api/v1/nodes/register', registration(id, agent.url));
+    expect(again.status).toBe(201);
+    // The stop belonged to the evicted registration.
+    expect(again.body).toMatchObject({ lifecycle_status: 'starting', admin_state: 'active' });
+  });
+
+  it('keeps an evicted registration for 7 days, then deletes it and heartbeats answer 404', async () => {
+    const id = await readyNode();
+    await evicted(id);
+    cp.clock.advance(168 * 3_600_000 - 1);
+    expect((await cp.runtime.presence.tick()).purged.map((k) => k.nodeId)).not.toContain(id);
+    cp.clock.advance(1);
+    expect((await cp.runtime.presence.tick()).purged).toContainEqual({ nodeId: id, version: '1.0.0' });
+    expectNotFound(await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' }));
+  });
+
+  it('evicts and revives exactly once when several replicas sweep while the agent comes back', async () => {
+    const ids = await Promise.all(Array.from({ length: 4 }, () => readyNode()));
+    const replicas = [1, 2, 3].map(() =>
+      createPresenceManager({
+        db: cp.handle.db,
+        transitions: cp.runtime.transitions,
+        clock: cp.clock,
+        settings: cp.runtime.lifecycle,
+      }),
+    );
+    cp.clock.advance(16_000);
+    await Promise.all(replicas.map((replica) => replica.tick()));
+    cp.clock.advance(300_000);
+    const since = seen.length;
+    const reports = await Promise.all(replicas.map((replica) => replica.tick()));
+    expect(reports.flatMap((r) => r.evicted).filter((k) => ids.includes(k.nodeId))).toHaveLength(ids.length);
+    const removed = seen.slice(since).filter((e) => e.type === 'node.removed' && ids.includes(e.node_id));
+    expect(removed).toHaveLength(ids.length);
+
+    const revivedBefore = seen.length;
+    await Promise.all([
+      ...ids.map((id) => call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' })),
+      ...replicas.map((replica) => replica.tick()),
+    ]);
+    for (const id of ids) expect(await statusOf(id)).toBe('ready');
+    const registered = seen
+      .slice(revivedBefore)
+      .filter((e) => e.type === 'node.registered' && ids.includes(e.node_id));
+    expect(registered).toHaveLength(ids.length);
   });
 });

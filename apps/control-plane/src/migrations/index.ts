@@ -3,9 +3,16 @@ import { createNodeInstances } from './20261122052600_create_node_instances.ts';
 import { createConfigs } from './20261122053000_create_configs.ts';
 import { addNodeProposedTags } from './20261122130000_add_node_proposed_tags.ts';
 import { addNodeHeartbeatInterval } from './20261122130100_add_node_heartbeat_interval.ts';
+import { addNodeEvictedAt } from './20261122130200_add_node_evicted_at.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
   tableName: 'control_plane_migrations',
-  migrations: [createNodeInstances, createConfigs, addNodeProposedTags, addNodeHeartbeatInterval],
+  migrations: [
+    createNodeInstances,
+    createConfigs,
+    addNodeProposedTags,
+    addNodeHeartbeatInterval,
+    addNodeEvictedAt,
+  ],
 };

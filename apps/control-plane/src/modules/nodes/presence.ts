@@ -6,6 +6,7 @@ import {
   evictOffline,
   expireLeases,
   type InstanceKey,
+  purgeEvicted,
 } from './repository.ts';
 import type { LifecycleStatus } from './schemas.ts';
 import type { NodeLifecycleSettings } from './settings.ts';
@@ -24,16 +25,19 @@ export interface PresenceDeps {
 export interface SweepReport {
   /** Instances whose lease ran out, with the status they left. */
   expired: Array<InstanceKey & { oldStatus: LifecycleStatus }>;
-  /** Instances deleted by the hard-evict rule. */
+  /** Instances evicted by the hard-evict rule (kept for revival until the retention ends). */
   evicted: InstanceKey[];
+  /** Evicted instances deleted for good at the end of their retention. */
+  purged: InstanceKey[];
   /** Instances moved from `starting` to `degraded` by the max transition time. */
   timedOut: InstanceKey[];
 }
 
 /**
  * The presence manager. Its sweep (every `sweepIntervalMs`) takes offline every instance whose
- * heartbeat lease (`heartbeatTtlMs`) ran out and deletes instances offline and unseen for
- * `hardEvictMs`. Its reconcile pass (every `reconcileIntervalMs`) also applies the max transition
+ * heartbeat lease ran out (leases adapt to each node's rhythm: lifecycle.leaseTtlMs), evicts
+ * instances offline and unseen for `hardEvictMs`, and deletes evicted ones whose
+ * `evictedRetentionMs` has passed (until then a heartbeat revives them). Its reconcile pass (every `reconcileIntervalMs`) also applies the max transition
  * time: an instance still `starting` after `maxTransitionMs` while heartbeating becomes `degraded`
  * (it is alive, so not offline, but it is not doing what it said it would). Every statement is a
  * conditional UPDATE or DELETE ... RETURNING, so all replicas may sweep at once and each
@@ -52,8 +56,10 @@ export function createPresenceManager(deps: PresenceDeps) {
     for (const { record, oldStatus } of swept) {
       await deps.transitions.statusChanged(record, oldStatus, 'heartbeat_expired');
     }
-    const evicted = await evictOffline(deps.db, new Date(now - deps.settings.hardEvictMs));
+    const evicted = await evictOffline(deps.db, new Date(now - deps.settings.hardEvictMs), new Date(now));
     for (const key of evicted) await deps.transitions.announce('node.removed', key);
+    // After the eviction, so a retention of 0 deletes what this very pass evicted.
+    const purged = await purgeEvicted(deps.db, new Date(now - deps.settings.evictedRetentionMs));
     return {
       expired: swept.map(({ record, oldStatus }) => ({
         nodeId: record.nodeId,
@@ -61,6 +67,7 @@ export function createPresenceManager(deps: PresenceDeps) {
         oldStatus,
       })),
       evicted,
+      purged,
       timedOut: [],
     };
   }

@@ -53,6 +53,7 @@ interface InstanceRow {
   next_check_at: Date | string | null;
   custom_health: Record<string, unknown> | null;
   revision: number;
+  evicted_at: Date | string | null;
   registered_at: Date | string;
   updated_at: Date | string;
 }
@@ -93,6 +94,7 @@ function toRecord(row: InstanceRow): NodeInstanceRecord {
     },
     customHealth: row.custom_health,
     revision: row.revision,
+    evictedAt: toIsoOrNull(row.evicted_at),
   };
 }
 
@@ -196,6 +198,7 @@ export interface InstanceFilter {
 
 /**
  * Every registered instance (filtered), ordered by node id then oldest registration first.
+ * Evicted instances are not registered as far as any reader is concerned and are left out.
  * Discovery reads the fleet through this.
  */
 export async function listNodeInstances(
@@ -204,6 +207,7 @@ export async function listNodeInstances(
 ): Promise<NodeInstanceRecord[]> {
   const query = db<InstanceRow>(TABLE)
     .select('*')
+    .whereNull('evicted_at')
     .orderBy([{ column: 'node_id' }, { column: 'registered_at' }, { column: 'version' }]);
   if (filter.nodeId !== undefined) query.where('node_id', filter.nodeId);
   if (filter.nodeIds !== undefined) query.whereIn('node_id', filter.nodeIds);
@@ -212,13 +216,13 @@ export async function listNodeInstances(
   return (await query).map(toRecord);
 }
 
-/** One instance, or undefined. */
+/** One instance, or undefined (also when it is evicted). */
 export async function findInstance(db: Executor, key: InstanceKey): Promise<NodeInstanceRecord | undefined> {
-  const row = await db<InstanceRow>(TABLE).where(byKey(key)).first();
+  const row = await db<InstanceRow>(TABLE).where(byKey(key)).whereNull('evicted_at').first();
   return row ? toRecord(row) : undefined;
 }
 
-/** Locks one instance row for the rest of the transaction. */
+/** Locks one instance row for the rest of the transaction, evicted or not (registration decides). */
 export async function lockInstance(
   trx: Knex.Transaction,
   key: InstanceKey,
@@ -264,6 +268,11 @@ export async function insertInstance(
   return toRecord(row as InstanceRow);
 }
 
+/** Deletes one instance row (registration clears an evicted one before inserting afresh). */
+export async function deleteInstance(db: Executor, key: InstanceKey): Promise<void> {
+  await db(TABLE).where(byKey(key)).delete();
+}
+
 /** Replaces the description of an existing instance and applies a state patch in one update. */
 export async function replaceInstance(
   db: Executor,
@@ -283,11 +292,19 @@ export async function replaceInstance(
   return toRecord(row as InstanceRow);
 }
 
+/** A recorded sign of life: the instance as it now is, and whether this brought it back from eviction. */
+export interface RecordedHeartbeat {
+  record: NodeInstanceRecord;
+  revived: boolean;
+}
+
 /**
  * Records a sign of life in one statement: last heartbeat, last seen, the observed heartbeat
  * interval (see lifecycle.nextObservedInterval, computed here in SQL from the previous
  * heartbeat) and a lease renewed for lifecycle.leaseTtlMs of that interval. With no version it
- * applies to the node's most recently registered instance. The row is locked by the inner
+ * applies to the node's most recently registered instance, a live one before an evicted one. A
+ * sign of life from an evicted instance revives it: `evicted_at` is cleared (its registration
+ * is all still there) and its next health probe is due at once. The row is locked by the inner
  * SELECT ... FOR UPDATE, so two heartbeats of one instance measure their gaps one after the
  * other; and because this is a single UPDATE, a sweep that runs at the same moment either sees
  * the renewed lease or ran entirely before it, so a live agent is never left marked offline by a
@@ -299,35 +316,39 @@ export async function recordHeartbeat(
   version: string | undefined,
   at: Date,
   rhythm: RhythmSettings,
-): Promise<NodeInstanceRecord | undefined> {
+): Promise<RecordedHeartbeat | undefined> {
   const target =
     version !== undefined
       ? db.raw('node_id = ? and version = ?', [nodeId, version])
       : db.raw(
-          `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ? order by registered_at desc, version desc limit 1)`,
+          `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ?
+             order by evicted_at is null desc, registered_at desc, version desc limit 1)`,
           [nodeId],
         );
   const { heartbeatTtlMs: floor, maxHeartbeatTtlMs: cap, assumedHeartbeatIntervalMs: assumed } = rhythm;
   const result = await db.raw(
     `update ${TABLE} as t
         set last_heartbeat = :at, last_seen_at = :at, heartbeat_interval_ms = r.interval_ms,
+            evicted_at = null,
+            next_check_at = case when r.was_evicted then null else t.next_check_at end,
             -- Stopped and shut-down instances keep their released lease: start renews it.
             lease_expires_at = case when t.admin_state = 'active'
               then :at::timestamptz
                    + greatest(:floor, least(:cap, :factor * coalesce(r.interval_ms, :assumed)))
                      * interval '1 millisecond'
               else t.lease_expires_at end
-       from (select node_id, version,
+       from (select node_id, version, was_evicted,
                     case when gap_ms is null or gap_ms <= 0 or gap_ms > :cap then interval_ms
                          else greatest(gap_ms, coalesce(interval_ms, :assumed) * power(0.5, gap_ms / :halfLife))
                     end as interval_ms
                from (select node_id, version, heartbeat_interval_ms as interval_ms,
+                            evicted_at is not null as was_evicted,
                             extract(epoch from (:at::timestamptz - last_heartbeat)) * 1000 as gap_ms
                        from ${TABLE}
                       where :target
                         for update) as previous) as r
       where t.node_id = r.node_id and t.version = r.version
-  returning t.*`,
+  returning t.*, r.was_evicted`,
     {
       at,
       floor,
@@ -338,8 +359,8 @@ export async function recordHeartbeat(
       target,
     },
   );
-  const rows = result.rows as InstanceRow[];
-  return rows[0] ? toRecord(rows[0]) : undefined;
+  const row = (result.rows as Array<InstanceRow & { was_evicted: boolean }>)[0];
+  return row ? { record: toRecord(row), revived: row.was_evicted } : undefined;
 }
 
 /**
@@ -391,11 +412,26 @@ export async function expireLeases(db: Executor, now: Date): Promise<SweptInstan
   }));
 }
 
-/** Deletes offline instances not seen since `seenBefore` (the hard-evict rule); returns their keys. */
-export async function evictOffline(db: Executor, seenBefore: Date): Promise<InstanceKey[]> {
+/**
+ * Evicts offline instances not seen since `seenBefore` (the hard-evict rule) and returns their
+ * keys. The row stays, marked `evicted_at`, so a later heartbeat can revive its registration
+ * (see {@link purgeEvicted}). Conditional like {@link expireLeases}: on several replicas each
+ * eviction is reported once.
+ */
+export async function evictOffline(db: Executor, seenBefore: Date, now: Date): Promise<InstanceKey[]> {
   const rows = (await db(TABLE)
     .where('lifecycle_status', 'offline')
     .andWhere('last_seen_at', '<', seenBefore)
+    .whereNull('evicted_at')
+    .update({ evicted_at: now, revision: db.raw('revision + 1'), updated_at: now } as never)
+    .returning(['node_id', 'version'])) as Array<{ node_id: string; version: string }>;
+  return rows.map((row) => ({ nodeId: row.node_id, version: row.version }));
+}
+
+/** Deletes instances evicted at or before `evictedBefore` (the end of their retention). */
+export async function purgeEvicted(db: Executor, evictedBefore: Date): Promise<InstanceKey[]> {
+  const rows = (await db(TABLE)
+    .where('evicted_at', '<=', evictedBefore)
     .delete()
     .returning(['node_id', 'version'])) as Array<{ node_id: string; version: string }>;
   return rows.map((row) => ({ nodeId: row.node_id, version: row.version }));

@@ -237,6 +237,7 @@ export const STATUS_REASONS = [
   'stopped',
   'started',
   'shutdown',
+  'revived',
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
 
@@ -272,6 +273,11 @@ export interface NodeInstanceRecord extends NodeInstance {
   health: HealthCheckState;
   customHealth: Record<string, unknown> | null;
   revision: number;
+  /**
+   * When the hard-evict rule evicted the instance. Evicted instances are left out of every read
+   * but registration and the heartbeat that revives them, so this is null everywhere else.
+   */
+  evictedAt: string | null;
 }
 
 const LifecycleStatusSchema = z.enum(LIFECYCLE_STATUSES);

@@ -7,6 +7,7 @@ import type { HealthMonitor } from './health-monitor.ts';
 import { leaseTtlMs, moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
 import type { PresenceManager } from './presence.ts';
 import {
+  deleteInstance,
   type InstanceFilter,
   type InstancePatch,
   insertInstance,
@@ -122,7 +123,10 @@ export function createNodeService(deps: NodeServiceDeps) {
 
   /**
    * Records a sign of life first (one atomic UPDATE), then applies the agent's claim. A heartbeat
-   * without a status counts as the agent saying it is ready.
+   * without a status counts as the agent saying it is ready. A sign of life from an evicted
+   * instance revives its last registration (agent SDKs keep heartbeating after a 404 but never
+   * register again): it is announced as registered again, and the move back from offline is
+   * recorded with the reason `revived`.
    */
   async function signOfLife(
     nodeId: string,
@@ -131,15 +135,21 @@ export function createNodeService(deps: NodeServiceDeps) {
     extra: (current: NodeInstanceRecord) => InstancePatch = () => ({}),
   ): Promise<NodeInstanceRecord> {
     const now = deps.clock.now();
-    const recorded = await recordHeartbeat(deps.db, nodeId, version, new Date(now), deps.lifecycle);
-    if (!recorded) {
+    const heartbeat = await recordHeartbeat(deps.db, nodeId, version, new Date(now), deps.lifecycle);
+    if (!heartbeat) {
       if (version !== undefined) await instancesOf(nodeId, version); // throws the precise 404
       throw notFound(nodeId);
     }
+    const { record: recorded, revived } = heartbeat;
+    if (revived) await deps.transitions.announce('node.registered', recorded);
     const applied = await deps.transitions.apply(
       recorded,
       (current, at) => {
-        const move = moveAfterClaim(current, claim, threshold);
+        const claimed = moveAfterClaim(current, claim, threshold);
+        const move =
+          revived && claimed?.reason === 'heartbeat_resumed'
+            ? { ...claimed, reason: 'revived' as const }
+            : claimed;
         const patch: InstancePatch = { ...movePatch(move, at), ...extra(current) };
         if (current.reportedStatus !== claim) patch.reportedStatus = claim;
         return Object.keys(patch).length > 0 ? patch : null;
@@ -183,7 +193,13 @@ export function createNodeService(deps: NodeServiceDeps) {
         skills: registration.skills,
       };
       const outcome = await deps.db.transaction(async (trx) => {
-        const existing = await lockInstance(trx, values);
+        let existing = await lockInstance(trx, values);
+        if (existing?.evictedAt) {
+          // An evicted instance is gone as far as clients know: registering it again is a new
+          // registration (201, fresh state, an operator's old stop forgotten), not a replacement.
+          await deleteInstance(trx, values);
+          existing = undefined;
+        }
         const state = stateAtRegistration(existing);
         if (!existing) {
           const record = await insertInstance(trx, values, {

@@ -45,7 +45,17 @@ export const nodeLifecycleSettings = {
     schema: durationSetting(),
     default: '5m',
     fromDatabase: true,
-    meaning: 'An offline node with no heartbeat for this long is unregistered.',
+    meaning:
+      'An offline node with no heartbeat for this long is evicted: gone from every answer until a heartbeat from it brings it back.',
+  }),
+  evictedRetentionMs: setting({
+    key: 'node_lifecycle.evicted_retention',
+    env: 'SWITCHYARD_NODE_LIFECYCLE_EVICTED_RETENTION',
+    schema: durationSetting({ min: 0 }),
+    default: '168h',
+    fromDatabase: true,
+    meaning:
+      "How long an evicted node's last registration is kept for a heartbeat to revive it; 0 deletes it at eviction.",
   }),
   statusCacheTtlMs: setting({
     key: 'node_lifecycle.status_cache_ttl',
