@@ -8,6 +8,7 @@ import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { checkApiKey, keysMatch, matchesPathPattern } from '../src/platform/http/auth.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { openApiValidatorOf } from './helpers/openapi.ts';
 
 const KEY = 's3cret-key';
 const PROTECTED = '/api/v1/discovery/capabilities';
@@ -48,6 +49,20 @@ async function expectUnauthorized(response: Response, detail: RegExp): Promise<v
   expect(body.code).toBe('unauthorized');
   expect(body.detail).toMatch(detail);
   expect(JSON.stringify(body)).not.toContain(KEY);
+  // The answer is the 401 the OpenAPI document declares (any problem document for unknown paths).
+  const openapi = await openApiValidatorOf(base);
+  const path = new URL(response.url).pathname;
+  if (openapi.operationFor('GET', path)) {
+    openapi.expectMatches({
+      method: 'GET',
+      path,
+      status: 401,
+      contentType: response.headers.get('content-type'),
+      body,
+    });
+  } else {
+    expect(openapi.check('/components/schemas/Problem', body)).toEqual([]);
+  }
 }
 
 describe('API-key authentication (SERVICE_API_KEY set)', () => {
@@ -149,8 +164,9 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
     expect(known.status).toBe(404);
   });
 
-  it('never requires the key on /api/v1/health, /metrics and paths under /ui/', async () => {
+  it('never requires the key on /api/v1/health, /metrics, /api/v1/openapi.json and paths under /ui/', async () => {
     expect((await fetch(`${base}/api/v1/health`)).status).toBe(200);
+    expect((await fetch(`${base}/api/v1/openapi.json`)).status).toBe(200);
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('service_discovery_requests_total');

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { expectDocumented } from './helpers/openapi.ts';
 
 let handle: TestDatabase;
 let server: Server;
@@ -35,6 +36,11 @@ describe('GET /api/v1/health', () => {
     expect(new Date(body.timestamp).toISOString()).toBe(body.timestamp);
     expect(body.checks.storage).toMatchObject({ status: 'healthy', message: expect.any(String) });
     expect(typeof body.checks.storage.response_time).toBe('number');
+    await expectDocumented(base, 'GET', '/api/v1/health', {
+      status: response.status,
+      headers: response.headers,
+      body,
+    });
   });
 
   it('answers 503 with an unhealthy storage check when the database is gone', async () => {
@@ -50,6 +56,11 @@ describe('GET /api/v1/health', () => {
       const body = (await response.json()) as any;
       expect(body.status).toBe('unhealthy');
       expect(body.checks.storage.status).toBe('unhealthy');
+      await expectDocumented(`http://127.0.0.1:${port}`, 'GET', '/api/v1/health', {
+        status: response.status,
+        headers: response.headers,
+        body,
+      });
     } finally {
       await new Promise((done) => local.close(done));
     }
@@ -109,6 +120,7 @@ describe('unknown routes and methods', () => {
     expect(isProblem(body)).toBe(true);
     expect(body).toMatchObject({ code: 'not_found', instance: '/api/v1/nope' });
     expect(body.available_endpoints['/api/v1/health']).toEqual(['GET']);
+    await expectDocumented(base, 'GET', '/api/v1/nope', { status: 404, headers: response.headers, body });
   });
 
   it('answers 405 method_not_allowed with Allow for a known path', async () => {
@@ -118,5 +130,10 @@ describe('unknown routes and methods', () => {
     const body = (await response.json()) as any;
     expect(isProblem(body)).toBe(true);
     expect(body.code).toBe('method_not_allowed');
+    await expectDocumented(base, 'DELETE', '/api/v1/health', {
+      status: 405,
+      headers: response.headers,
+      body,
+    });
   });
 });

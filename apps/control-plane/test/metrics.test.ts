@@ -6,6 +6,7 @@ import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/metrics/registry.ts';
+import { expectDocumented } from './helpers/openapi.ts';
 
 interface Sample {
   name: string;
@@ -99,7 +100,9 @@ describe('GET /metrics', () => {
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
-    const exposition = parseExposition(await response.text());
+    const text = await response.text();
+    await expectDocumented(base, 'GET', '/metrics', { status: 200, headers: response.headers, body: text });
+    const exposition = parseExposition(text);
     for (const [name, type] of SPEC_METRICS) {
       expect(exposition.types.get(name), name).toBe(type);
       expect(exposition.help.get(name), name).toMatch(/\w/);

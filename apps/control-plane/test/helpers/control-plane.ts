@@ -10,6 +10,7 @@ import type { CountActiveExecutions, ShutdownNotifier } from '../../src/modules/
 import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/modules/nodes/settings.ts';
 import { createInProcessEventBus, type EventBus } from '../../src/platform/events/index.ts';
 import { type ManualClock, manualClock } from './clock.ts';
+import { expectDocumented } from './openapi.ts';
 
 /** A control plane on 127.0.0.1 with a clock the test moves and loops the test drives. */
 export interface TestControlPlane {
@@ -143,5 +144,8 @@ export async function call(
   } catch {
     // not JSON; the raw text is returned
   }
-  return { status: response.status, headers: response.headers, body: parsed };
+  const answer = { status: response.status, headers: response.headers, body: parsed };
+  // Every answer a test sees is also held to the OpenAPI document the server publishes.
+  await expectDocumented(base, method, path, answer);
+  return answer;
 }

@@ -85,8 +85,32 @@ export function createOpenApiValidator(document: Json) {
    * or content type, or a body that does not match its schema. Empty when it matches.
    */
   function problemsOf(response: RecordedResponse): string[] {
+    if (response.method.toUpperCase() === 'HEAD') {
+      // HEAD is answered for every GET operation with the GET's status and headers, and no body.
+      const get = operationFor('GET', response.path);
+      if (get && response.status < 400 && !get.operation.responses?.[String(response.status)]) {
+        return [`HEAD ${get.template} → ${response.status}: status not documented for GET`];
+      }
+      if (get && response.status < 400) return [];
+    }
     const found = operationFor(response.method, response.path);
-    if (!found) return [`${response.method} ${response.path} is not in the OpenAPI document`];
+    if (!found) {
+      // Unknown paths (404) and known paths with another method (405) are answered by the router
+      // fallback with a problem document, as the document's description says; they have no operation.
+      const known = templates.some(({ matcher }) => matcher.test(response.path));
+      const fallback = known ? 405 : 404;
+      if (response.status !== fallback) {
+        return [
+          `${response.method} ${response.path} is not in the OpenAPI document (answered ${response.status})`,
+        ];
+      }
+      if (mediaType(response.contentType ?? '') !== 'application/problem+json') {
+        return [`${response.method} ${response.path} → ${fallback}: not a problem document`];
+      }
+      return check('/components/schemas/Problem', response.body).map(
+        (p) => `${response.method} ${response.path}: ${p}`,
+      );
+    }
     const { template, operation } = found;
     const where = `${response.method} ${template} → ${response.status}`;
     const statusKey = [String(response.status), `${String(response.status)[0]}XX`, 'default'].find(
