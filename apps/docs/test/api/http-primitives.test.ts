@@ -1,30 +1,32 @@
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { negotiate, parseAccept } from '../../server/http/accept.ts';
+import { negotiate } from '../../server/http/accept.ts';
 import { clientAddress } from '../../server/http/client-address.ts';
 import { createRateLimiter } from '../../server/http/rate-limiter.ts';
 import { originForm } from '../../server/http/request-target.ts';
 import { resolveStatic, safeSegments } from '../../server/http/static-files.ts';
 
-describe('Accept negotiation', () => {
+describe('Accept negotiation (negotiator)', () => {
   const offers = ['text/html', 'text/markdown'] as const;
-
-  it('parses q-values and skips malformed members', () => {
-    expect(parseAccept('text/html;q=0.5, bad, */*;q=2, text/markdown;level=1;q=0.25, */x')).toEqual([
-      { type: 'text', subtype: 'html', q: 0.5, position: 0 },
-      { type: 'text', subtype: 'markdown', q: 0.25, position: 1 },
-    ]);
-  });
 
   it.each<[string | undefined, string | undefined]>([
     [undefined, 'text/html'],
     ['', 'text/html'],
     ['*/*', 'text/html'],
     ['text/markdown', 'text/markdown'],
+    ['text/markdown; charset=utf-8', 'text/markdown'],
+    ['text/markdown; charset=UTF-8', 'text/markdown'],
     ['text/*;q=0, text/html', 'text/html'],
     ['text/markdown;q=0.3, text/*;q=0.4', 'text/html'],
     ['text/markdown, */*', 'text/markdown'],
+    ['text/markdown, text/html', 'text/markdown'],
+    ['text/html, text/markdown', 'text/html'],
+    ['TEXT/MARKDOWN', 'text/markdown'],
+    ['text/html;q=0.5, bad, */*;q=0.4', 'text/html'],
+    [';;; ,,, nonsense', 'text/html'],
     ['application/json', undefined],
+    ['*/*;q=0', undefined],
+    ['text/markdown; charset=iso-8859-1', undefined],
     ['text/html;q=0, text/markdown;q=0', undefined],
   ])('Accept %j picks %j', (header, expected) => {
     expect(negotiate(header, offers)).toBe(expected);
