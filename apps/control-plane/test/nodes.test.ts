@@ -1,6 +1,7 @@
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentUrl, compileJsonSchema, InvalidSchemaError, NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import { LIST_ANSWER_BYTES } from '../src/modules/nodes/routes.ts';
 import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 import { groupByNode } from '../src/modules/nodes/views.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
@@ -1170,8 +1171,8 @@ describe('GET /api/ui/v1/nodes', () => {
     await call(cp.base, 'POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
     const all = await call(cp.base, 'GET', '/api/ui/v1/nodes');
     expect(all.status).toBe(200);
-    expect(all.body.total).toBe(all.body.nodes.length);
-    expect(all.body.nodes.map((n: any) => n.id)).toContain(id);
+    expect(all.body.total).toBeGreaterThanOrEqual(all.body.nodes.length);
+    expect((await call(cp.base, 'GET', `/api/ui/v1/nodes?node_id=${id}`)).body.nodes[0].id).toBe(id);
     const blue = await call(cp.base, 'GET', '/api/ui/v1/nodes?tag=blue');
     expect(blue.body.nodes.map((n: any) => n.id)).toEqual([id]);
     const ready = await call(cp.base, 'GET', `/api/ui/v1/nodes?status=ready&node_id=${id}`);
@@ -1183,6 +1184,143 @@ describe('GET /api/ui/v1/nodes', () => {
   it('answers 400 for an unknown status filter or a repeated parameter', async () => {
     expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?status=asleep'), 400, 'invalid_request');
     expectProblem(await call(cp.base, 'GET', '/api/ui/v1/nodes?tag=a&tag=b'), 400, 'invalid_request');
+  });
+});
+
+describe('regression (issue 8): GET /api/ui/v1/nodes is paginated and its answers are bounded', () => {
+  // A database of its own, so counts and pages hold only what these tests register.
+  let fleet: TestControlPlane;
+  const list = async (query = '') => call(fleet.base, 'GET', `/api/ui/v1/nodes${query}`);
+  const enroll = async (id: string, overrides: Record<string, unknown> = {}) => {
+    const response = await call(
+      fleet.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(id, agent.url, overrides),
+    );
+    expect(response.status).toBe(201);
+  };
+  // About 650 KB of schemas per registration: 40 functions sharing one 16 KB schema (so ajv
+  // compiles it once), the shape of the review's 30 nodes x 2,000 functions at a test's scale.
+  const bulky = {
+    reasoners: Array.from({ length: 40 }, (_, i) => ({
+      id: `fn_${i}`,
+      description: `function ${i}`,
+      input_schema: { type: 'object', description: 'x'.repeat(16_000) },
+      output_schema: { type: 'object' },
+      examples: [{ text: 'hello' }],
+      memory_config: { scope: 'workflow' },
+      tags: ['bulk'],
+    })),
+    skills: [],
+  };
+
+  beforeAll(async () => {
+    fleet = await startTestControlPlane();
+    for (const letter of 'abcde') await enroll(`page-${letter}`);
+    for (let i = 0; i < 12; i++) await enroll(`bulk-${String(i).padStart(2, '0')}`, bulky);
+  });
+
+  afterAll(async () => {
+    await fleet?.close();
+  });
+
+  it('pages nodes in node id order with limit and offset, and says where the next page starts', async () => {
+    const first = await list('?limit=2&tag=test&node_id=page-a');
+    expect(first.body).toMatchObject({
+      total: 1,
+      pagination: { limit: 2, offset: 0, has_more: false, next_offset: null },
+    });
+    const seen: string[] = [];
+    let query = '?limit=2&tag=test';
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await list(query);
+      expect(page.status).toBe(200);
+      expect(page.body.total).toBe(17);
+      expect(page.body.nodes.length).toBeLessThanOrEqual(2);
+      seen.push(...page.body.nodes.map((n: any) => n.node_id));
+      if (page.body.pagination.next_offset === null) break;
+      expect(page.body.pagination).toMatchObject({ limit: 2, has_more: true });
+      query = `?limit=2&tag=test&offset=${page.body.pagination.next_offset}`;
+    }
+    expect(seen.slice(0, 5)).toEqual(['bulk-00', 'bulk-01', 'bulk-02', 'bulk-03', 'bulk-04']);
+    expect(seen).toHaveLength(17);
+    expect(new Set(seen).size).toBe(17);
+    const defaults = await list();
+    expect(defaults.body.pagination).toEqual({ limit: 50, offset: 0, has_more: false, next_offset: null });
+    expect((await list('?offset=17')).body).toMatchObject({ nodes: [], total: 17 });
+  });
+
+  it('leaves function schemas, examples and memory_config out unless include_schemas=true', async () => {
+    const summary = (await list('?node_id=bulk-00')).body.nodes[0];
+    for (const fn of [...summary.reasoners, ...summary.instances[0].reasoners]) {
+      expect(Object.keys(fn).sort()).toEqual(['description', 'id', 'tags']);
+    }
+    const full = (await list('?node_id=bulk-00&include_schemas=true')).body.nodes[0];
+    expect(full.reasoners[0]).toEqual(bulky.reasoners[0]);
+  });
+
+  it('answers 400 naming the parameter for a bad limit, offset or include_schemas, and for a repeated one', async () => {
+    for (const [query, field] of [
+      ['?limit=0', 'limit'],
+      ['?limit=201', 'limit'],
+      ['?limit=ten', 'limit'],
+      ['?offset=-1', 'offset'],
+      ['?offset=1000001', 'offset'],
+      ['?include_schemas=maybe', 'include_schemas'],
+      ['?limit=1&limit=2', 'limit'],
+    ]) {
+      const response = await list(query);
+      expect(response.status).toBe(400);
+      expect(response.body.code).toBe('invalid_request');
+      expect(response.body.errors.map((e: any) => e.field)).toEqual([field]);
+    }
+  });
+
+  it('bounds every answer by bytes and keeps /api/v1/health answering during a burst of large lists', async () => {
+    const burst = [
+      ...Array.from({ length: 6 }, () => list('?limit=200&include_schemas=true')),
+      ...Array.from({ length: 6 }, () => list('?limit=200')),
+    ];
+    const health = await call(fleet.base, 'GET', '/api/v1/health');
+    expect(health.status).toBe(200);
+    expect(health.body.status).toBe('healthy');
+    const answers = await Promise.all(burst);
+    for (const answer of answers.slice(0, 6)) {
+      const size = Buffer.byteLength(JSON.stringify(answer.body.nodes));
+      expect(size).toBeLessThanOrEqual(LIST_ANSWER_BYTES);
+      // 17 nodes and about 8 MB in all: the 4 MiB bound ends the page early.
+      expect(answer.body.nodes.length).toBeLessThan(17);
+      expect(answer.body.pagination).toMatchObject({
+        has_more: true,
+        next_offset: answer.body.nodes.length,
+      });
+    }
+    for (const answer of answers.slice(6)) {
+      expect(answer.body.nodes).toHaveLength(17);
+      expect(JSON.stringify(answer.body)).not.toContain('input_schema');
+      expect(Buffer.byteLength(JSON.stringify(answer.body))).toBeLessThan(256 * 1024);
+    }
+    // Following next_offset still reaches every node.
+    const ids: string[] = [];
+    let offset: number | null = 0;
+    while (offset !== null) {
+      const page: any = await list(`?limit=200&include_schemas=true&offset=${offset}`);
+      ids.push(...page.body.nodes.map((n: any) => n.node_id));
+      offset = page.body.pagination.next_offset;
+    }
+    expect(ids).toHaveLength(17);
+  });
+
+  it('sends a node larger than the bound on its own page', async () => {
+    for (const version of ['1', '2', '3', '4', '5', '6', '7']) {
+      await enroll('zz-giant', { ...bulky, version });
+    }
+    const page = await list('?node_id=zz-giant&include_schemas=true');
+    expect(page.body.nodes).toHaveLength(1);
+    expect(page.body.nodes[0].instances).toHaveLength(7);
+    expect(Buffer.byteLength(JSON.stringify(page.body.nodes))).toBeGreaterThan(LIST_ANSWER_BYTES);
+    expect(page.body.pagination.has_more).toBe(false);
   });
 });
 

@@ -43,9 +43,16 @@ const FunctionRecordSchema = z
     input_schema: z.record(z.string(), z.unknown()).optional(),
     output_schema: z.record(z.string(), z.unknown()).optional(),
     tags: z.array(z.string()),
+    proposed_tags: z.array(z.string()).optional(),
+    accepts_webhook: z.boolean().optional(),
+    memory_config: z.record(z.string(), z.unknown()).optional(),
     examples: z.array(z.unknown()).optional(),
   })
-  .meta({ id: 'RegisteredFunction', description: 'A reasoner or skill as the agent registered it.' });
+  .meta({
+    id: 'RegisteredFunction',
+    description:
+      'A reasoner or skill as the agent registered it. In GET /api/ui/v1/nodes without include_schemas, only id, description, tags, proposed_tags and accepts_webhook.',
+  });
 
 const HealthViewSchema = z
   .object({
@@ -87,6 +94,9 @@ const InstanceSchema = z
     routable: z.boolean(),
     last_heartbeat: Timestamp.nullable(),
     last_seen_at: Timestamp,
+    observed_heartbeat_interval_seconds: z.number().nullable().meta({
+      description: 'The heartbeat rhythm presence has observed; null until a second heartbeat.',
+    }),
     lease_expires_at: Timestamp.nullable(),
     registered_at: Timestamp,
     updated_at: Timestamp,
@@ -118,6 +128,7 @@ const InstanceStatusSchema = z.looseObject({
   routable: z.boolean(),
   traffic_weight: z.number(),
   last_heartbeat: Timestamp.nullable(),
+  observed_heartbeat_interval_seconds: z.number().nullable(),
   lease_expires_at: Timestamp.nullable(),
   health: HealthViewSchema,
 });
@@ -161,7 +172,12 @@ const HeartbeatAnswerSchema = z
     lifecycle_status: LifecycleStatus,
     last_heartbeat: Timestamp.nullable(),
     lease_expires_at: Timestamp.nullable(),
-    heartbeat_ttl_seconds: z.number(),
+    heartbeat_ttl_seconds: z.number().meta({ description: 'The configured TTL: the floor of every lease.' }),
+    lease_ttl_seconds: z.number().nullable().meta({
+      description:
+        'How long this heartbeat keeps the instance online: 3 x its observed interval, at least the TTL, at most node_lifecycle.max_heartbeat_ttl.',
+    }),
+    observed_heartbeat_interval_seconds: z.number().nullable(),
   })
   .meta({ id: 'HeartbeatAnswer' });
 
@@ -203,7 +219,16 @@ const ShutdownAnswerSchema = z.looseObject({
   ),
 });
 
-const NodeListSchema = z.looseObject({ nodes: z.array(NodeSchema), total: z.int().min(0) });
+const NodeListSchema = z.looseObject({
+  nodes: z.array(NodeSchema),
+  total: z.int().min(0).meta({ description: 'Nodes matching the filters, on every page.' }),
+  pagination: z.object({
+    limit: z.int(),
+    offset: z.int(),
+    has_more: z.boolean(),
+    next_offset: z.int().nullable().meta({ description: 'The offset of the next page; null on the last.' }),
+  }),
+});
 
 /** The query of GET /api/ui/v1/nodes/events (event-routes.ts keeps its schema to itself). */
 const NodeEventsQuery = z.object({
@@ -270,10 +295,16 @@ const instance = {
   routable: false,
   last_heartbeat: null,
   last_seen_at: T0,
-  lease_expires_at: '2026-11-22T10:15:15.000Z',
+  observed_heartbeat_interval_seconds: null,
+  lease_expires_at: '2026-11-22T10:16:30.000Z',
   registered_at: T0,
   updated_at: T0,
   health,
+};
+/** A node in the UI list: functions summarised unless include_schemas=true. */
+const listedInstance = {
+  ...instance,
+  reasoners: [{ id: 'summarize', description: 'Summarises text', tags: ['nlp'] }],
 };
 const statusExample = {
   node_id: 'hello-agent',
@@ -294,7 +325,8 @@ const statusExample = {
       routable: true,
       traffic_weight: 100,
       last_heartbeat: '2026-11-22T10:15:05.000Z',
-      lease_expires_at: '2026-11-22T10:15:20.000Z',
+      observed_heartbeat_interval_seconds: null,
+      lease_expires_at: '2026-11-22T10:16:35.000Z',
       health: { ...health, heartbeat_stale: false },
     },
   ],
@@ -546,8 +578,10 @@ export const nodesOpenApi: ZodOpenApiPathsObject = {
               status: 'ready',
               lifecycle_status: 'ready',
               last_heartbeat: '2026-11-22T10:15:05.000Z',
-              lease_expires_at: '2026-11-22T10:15:20.000Z',
+              lease_expires_at: '2026-11-22T10:16:35.000Z',
               heartbeat_ttl_seconds: 15,
+              lease_ttl_seconds: 90,
+              observed_heartbeat_interval_seconds: null,
             }),
           },
         },
@@ -659,8 +693,13 @@ export const nodesOpenApi: ZodOpenApiPathsObject = {
       requestParams: { query: NodeListQuerySchema },
       responses: {
         '200': {
-          description: 'Every matching node with its instances.',
-          ...json(NodeListSchema, { nodes: [{ ...instance, instances: [instance] }], total: 1 }),
+          description:
+            'One page of matching nodes, in node id order, with their instances: at most `limit` nodes and about 4 MiB (a larger node comes alone); continue with `pagination.next_offset`.',
+          ...json(NodeListSchema, {
+            nodes: [{ ...listedInstance, instances: [listedInstance] }],
+            total: 1,
+            pagination: { limit: 50, offset: 0, has_more: false, next_offset: null },
+          }),
         },
         ...problemResponses('/api/ui/v1/nodes', [
           {

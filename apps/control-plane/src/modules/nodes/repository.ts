@@ -196,24 +196,115 @@ export interface InstanceFilter {
   tag?: string;
 }
 
-/**
- * Every registered instance (filtered), ordered by node id then oldest registration first.
- * Evicted instances are not registered as far as any reader is concerned and are left out.
- * Discovery reads the fleet through this.
- */
-export async function listNodeInstances(
-  db: Executor,
-  filter: InstanceFilter = {},
-): Promise<NodeInstanceRecord[]> {
-  const query = db<InstanceRow>(TABLE)
-    .select('*')
-    .whereNull('evicted_at')
-    .orderBy([{ column: 'node_id' }, { column: 'registered_at' }, { column: 'version' }]);
+/** The registered (not evicted) instances a filter selects, as a query to build on. */
+function selected(db: Executor, filter: InstanceFilter) {
+  const query = db<InstanceRow>(TABLE).whereNull('evicted_at');
   if (filter.nodeId !== undefined) query.where('node_id', filter.nodeId);
   if (filter.nodeIds !== undefined) query.whereIn('node_id', filter.nodeIds);
   if (filter.status !== undefined) query.where('lifecycle_status', filter.status);
   if (filter.tag !== undefined) query.whereRaw('tags @> ?::jsonb', [JSON.stringify([filter.tag])]);
-  return (await query).map(toRecord);
+  return query;
+}
+
+/**
+ * How much of each reasoner and skill a read carries: `full` is the function as registered;
+ * `summary` keeps only the members of {@link SUMMARY_MEMBERS}, leaving out schemas, examples and
+ * memory_config, which are most of a large registration's bytes.
+ */
+export type FunctionDetail = 'full' | 'summary';
+
+const SUMMARY_MEMBERS = ['id', 'description', 'tags', 'proposed_tags', 'accepts_webhook'] as const;
+
+/** Every column but the function documents, checked at compile time to miss none. */
+const STATE_COLUMNS = [
+  'node_id',
+  'version',
+  'base_url',
+  'public_url',
+  'deployment_type',
+  'tags',
+  'proposed_tags',
+  'accepts_webhook',
+  'metadata',
+  'traffic_weight',
+  'lifecycle_status',
+  'status_reason',
+  'status_changed_at',
+  'reported_status',
+  'admin_state',
+  'last_heartbeat',
+  'heartbeat_interval_ms',
+  'last_seen_at',
+  'lease_expires_at',
+  'health_failures',
+  'healthy_since',
+  'last_check_at',
+  'last_check_ok',
+  'last_check_status_code',
+  'last_check_error',
+  'last_check_duration_ms',
+  'next_check_at',
+  'custom_health',
+  'revision',
+  'evicted_at',
+  'registered_at',
+  'updated_at',
+] as const satisfies ReadonlyArray<keyof InstanceRow>;
+type Unlisted = Exclude<keyof InstanceRow, (typeof STATE_COLUMNS)[number] | 'reasoners' | 'skills'>;
+const everyColumnListed: [Unlisted] extends [never] ? true : Unlisted = true;
+void everyColumnListed;
+
+/**
+ * The summaries of one function column, built in SQL: a summary read never moves the schemas
+ * out of the database, so listing a fleet of large registrations costs what the list shows.
+ */
+function summaries(column: 'reasoners' | 'skills'): string {
+  const members = SUMMARY_MEMBERS.map((m) => `'${m}', f -> '${m}'`).join(', ');
+  return `(select coalesce(jsonb_agg(jsonb_strip_nulls(jsonb_build_object(${members})) order by n), '[]'::jsonb)
+             from jsonb_array_elements(${column}) with ordinality as e(f, n)) as ${column}`;
+}
+
+/**
+ * Every registered instance (filtered), ordered by node id then oldest registration first.
+ * Evicted instances are not registered as far as any reader is concerned and are left out.
+ * With `functions: 'summary'` each reasoner and skill carries only its summary (see
+ * {@link FunctionDetail}). Discovery reads the fleet through this.
+ */
+export async function listNodeInstances(
+  db: Executor,
+  filter: InstanceFilter = {},
+  functions: FunctionDetail = 'full',
+): Promise<NodeInstanceRecord[]> {
+  const query = selected(db, filter).orderBy([
+    { column: 'node_id' },
+    { column: 'registered_at' },
+    { column: 'version' },
+  ]);
+  if (functions === 'full') query.select('*');
+  else query.select([...STATE_COLUMNS, db.raw(summaries('reasoners')), db.raw(summaries('skills'))]);
+  return ((await query) as InstanceRow[]).map(toRecord);
+}
+
+/** How many nodes (distinct node ids) have instances the filter selects. */
+export async function countNodes(db: Executor, filter: InstanceFilter = {}): Promise<number> {
+  const [row] = (await selected(db, filter).countDistinct({ count: 'node_id' })) as Array<{
+    count: number | string;
+  }>;
+  return Number(row?.count ?? 0);
+}
+
+/** One page of the node ids the filter selects, in node id order. */
+export async function listNodeIds(
+  db: Executor,
+  filter: InstanceFilter,
+  page: { limit: number; offset: number },
+): Promise<string[]> {
+  const rows = (await selected(db, filter)
+    .distinct('node_id')
+    .orderBy('node_id')
+    .limit(page.limit)
+    .offset(page.offset)) as Array<{ node_id: string }>;
+  return rows.map((row) => row.node_id);
 }
 
 /** One instance, or undefined (also when it is evicted). */

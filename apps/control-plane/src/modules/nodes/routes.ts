@@ -24,6 +24,14 @@ const BULK_LIMIT = 512 * 1024;
 const ACTION_LIMIT = 16 * 1024;
 
 /**
+ * The most bytes of node records one `GET /api/ui/v1/nodes` answer carries. `limit` bounds the
+ * nodes of a page, not its size: a node may register 2,000 functions with schemas (about 1 MiB
+ * each), and 40 MB answers built in one go starved every other request. With function schemas
+ * left out by default, a page rarely comes near this; with include_schemas it ends early.
+ */
+export const LIST_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/**
  * The node id of the path. An id that could never have been registered (a dot, a NUL, 201
  * characters) names no node: 404 without asking the database.
  */
@@ -183,11 +191,36 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
 
   router.get('/api/ui/v1/nodes', async (ctx) => {
     const query = parseWith(NodeListQuerySchema, ctx.query, 'query');
-    const instances = await nodes.list({ nodeId: query.node_id, status: query.status, tag: query.tag });
-    const grouped = groupByNode(instances);
-    const list = [...grouped.values()].map((group) => nodeView(group, now(), stale));
+    const filter = { nodeId: query.node_id, status: query.status, tag: query.tag };
+    const total = await nodes.countNodes(filter);
+    const list: unknown[] = [];
+    let bytes = 0;
+    const page = nodes.pageNodes(filter, {
+      limit: query.limit,
+      offset: query.offset,
+      functions: query.include_schemas ? 'full' : 'summary',
+    });
+    for await (const group of page) {
+      const view = nodeView(group, now(), stale);
+      const size = Buffer.byteLength(JSON.stringify(view));
+      // The page ends before the node that would cross the bound (leaving the generator stops
+      // the reads); a node larger than the bound on its own still makes a page of one.
+      if (list.length > 0 && bytes + size > LIST_ANSWER_BYTES) break;
+      list.push(view);
+      bytes += size;
+    }
+    const hasMore = query.offset + list.length < total;
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { nodes: list, total: list.length };
+    ctx.body = {
+      nodes: list,
+      total,
+      pagination: {
+        limit: query.limit,
+        offset: query.offset,
+        has_more: hasMore,
+        next_offset: hasMore ? query.offset + list.length : null,
+      },
+    };
   });
 
   return router;

@@ -361,12 +361,57 @@ export const NodeActionSchema = z
   .superRefine(refuseUnstorable);
 export type NodeAction = z.infer<typeof NodeActionSchema>;
 
+/** Page size of `GET /api/ui/v1/nodes`: default, most, and the furthest offset. */
+export const NODE_LIST_DEFAULT_LIMIT = 50;
+export const NODE_LIST_MAX_LIMIT = 200;
+export const NODE_LIST_MAX_OFFSET = 1_000_000;
+
+/** A whole number in a query string, with the value an absent parameter stands for. */
+function queryInteger(min: number, max: number, fallback: number, description: string) {
+  return z
+    .string()
+    .meta({ description })
+    .optional()
+    .transform((value, ctx) => {
+      if (value === undefined) return fallback;
+      const n = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
+      if (n >= min && n <= max) return n;
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a whole number from ${min} to ${max} (got ${JSON.stringify(value.slice(0, 20))})`,
+      });
+      return z.NEVER;
+    });
+}
+
+/** A boolean in a query string: true/false, 1/0, yes/no; absent is false. */
+const QueryFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .optional()
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
 /** Query of `GET /api/ui/v1/nodes`. */
 export const NodeListQuerySchema = z
   .object({
     status: LifecycleStatusSchema.optional(),
     tag: z.string().min(1).max(100).optional(),
     node_id: z.string().min(1).max(200).optional(),
+    limit: queryInteger(
+      1,
+      NODE_LIST_MAX_LIMIT,
+      NODE_LIST_DEFAULT_LIMIT,
+      `Most nodes in the page (1 to ${NODE_LIST_MAX_LIMIT}, default ${NODE_LIST_DEFAULT_LIMIT}); a page also ends at the answer's byte bound.`,
+    ),
+    offset: queryInteger(
+      0,
+      NODE_LIST_MAX_OFFSET,
+      0,
+      'Nodes to skip, in node id order; continue with `pagination.next_offset`.',
+    ),
+    include_schemas: QueryFlag.meta({
+      description:
+        'true: each reasoner and skill as registered (schemas, examples, memory_config). Default: id, description, tags, proposed_tags, accepts_webhook.',
+    }),
   })
   .superRefine(refuseUnstorable);
 

@@ -7,10 +7,13 @@ import type { HealthMonitor } from './health-monitor.ts';
 import { leaseTtlMs, moveAfterClaim, stateAtRegistration } from './lifecycle.ts';
 import type { PresenceManager } from './presence.ts';
 import {
+  countNodes,
   deleteInstance,
+  type FunctionDetail,
   type InstanceFilter,
   type InstancePatch,
   insertInstance,
+  listNodeIds,
   listNodeInstances,
   lockInstance,
   recordHeartbeat,
@@ -275,6 +278,33 @@ export function createNodeService(deps: NodeServiceDeps) {
 
     /** Instances of the fleet, filtered. */
     list: (filter: InstanceFilter = {}) => listNodeInstances(deps.db, filter),
+
+    /** How many nodes have instances the filter selects. */
+    countNodes: (filter: InstanceFilter = {}) => countNodes(deps.db, filter),
+
+    /**
+     * One page of nodes (by node id, `limit` from `offset`), each yielded with its selected
+     * instances. Instances are read a few nodes at a time as the caller consumes them, so a
+     * caller that stops early (the UI list stops at its answer's byte bound) has not read the
+     * rest, and one read never holds more than a few nodes' registrations.
+     */
+    async *pageNodes(
+      filter: InstanceFilter,
+      page: { limit: number; offset: number; functions: FunctionDetail },
+    ): AsyncGenerator<NodeInstanceRecord[]> {
+      const ids = await listNodeIds(deps.db, filter, page);
+      const chunk = page.functions === 'full' ? 8 : 50;
+      for (let start = 0; start < ids.length; start += chunk) {
+        const some = ids.slice(start, start + chunk);
+        const grouped = groupByNode(
+          await listNodeInstances(deps.db, { ...filter, nodeIds: some }, page.functions),
+        );
+        for (const id of some) {
+          const group = grouped.get(id);
+          if (group) yield group; // absent: evicted or changed since the page of ids was read
+        }
+      }
+    },
 
     /**
      * Instances of a node with health results no older than the status cache TTL: an instance
