@@ -30,11 +30,11 @@ const healthy = {
     storage: { status: 'healthy', message: 'database reachable', response_time: 1.204 },
     cache: {
       status: 'healthy',
-      message: 'discovery cache: 0 entries, 0 B of 64 MiB, empty (ttl 30 s)',
+      message: 'discovery cache: 0 entries, 0.0 KiB of 32.0 MiB, empty (ttl 30 s)',
       response_time: 0.021,
       entries: 0,
       bytes: 0,
-      max_bytes: 67108864,
+      max_bytes: 33554432,
       oldest_age_seconds: null,
     },
   },

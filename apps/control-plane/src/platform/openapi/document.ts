@@ -137,7 +137,7 @@ export function createOpenApiDocument(options: OpenApiDocumentOptions): oas31.Op
       ].join('\n'),
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
-    externalDocs: { description: 'Switchyard documentation', url: `${docsBase}/docs/api/execution` },
+    externalDocs: { description: 'Switchyard API reference', url: `${docsBase}/docs/api/openapi` },
     security: [{ ApiKeyHeader: [] }, { BearerToken: [] }, { ApiKeyQuery: [] }],
     components: { securitySchemes: SECURITY_SCHEMES },
     paths: mergePaths(options.paths),
