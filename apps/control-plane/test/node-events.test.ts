@@ -169,6 +169,25 @@ describe('GET /api/ui/v1/nodes/events', () => {
     expect(bus.subscribers()).toBe(baseline);
   });
 
+  it('regression (issue 8): answers HEAD with the stream headers and an empty body, and subscribes to nothing', async () => {
+    await settle(permanent); // streams of earlier tests finish closing
+    const baseline = bus.subscribers();
+    for (let i = 0; i < 3; i++) {
+      const response = await fetch(`${cp.base}/api/ui/v1/nodes/events`, {
+        method: 'HEAD',
+        signal: AbortSignal.timeout(5_000),
+      });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      expect(response.headers.get('cache-control')).toBe('no-cache, no-transform');
+      expect(await response.text()).toBe('');
+    }
+    expect(bus.subscribers()).toBe(baseline);
+    // An event published now reaches no leftover subscription (there is none to leak into).
+    await call(cp.base, 'POST', '/api/v1/nodes/register', registration(uniqueNodeId('head'), agent.url));
+    expect(bus.subscribers()).toBe(baseline);
+  });
+
   it('answers 400 for a repeated node_id parameter and 405 for POST', async () => {
     const repeated = await call(cp.base, 'GET', '/api/ui/v1/nodes/events?node_id=a&node_id=b');
     expect(repeated.status).toBe(400);
