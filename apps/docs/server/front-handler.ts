@@ -1,38 +1,57 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ProblemError } from '@switchyard/shared';
+import { hostHeaderProblem, type Problem, ProblemError } from '@switchyard/shared';
 import type { ApiRouter } from './api/api-router.ts';
 import { availableEndpoints } from './api/route-specs.ts';
 import { negotiate } from './http/accept.ts';
 import { clientAddress } from './http/client-address.ts';
-import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
+import { budgetHeaderList, deprecationPolicyLink } from './http/common-headers.ts';
+import { chooseEncoding } from './http/compression.ts';
+import { type Logger, markFailed, trackRequest } from './http/logger.ts';
 import type { RateLimiter, RateLimitState } from './http/rate-limiter.ts';
+import { ClientAbortError } from './http/request-body.ts';
 import { originForm } from './http/request-target.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
-import { resolveStatic, type StaticFile, sendFile } from './http/static-files.ts';
+import { type BuildFile, type StaticSite, sendFile } from './http/static-files.ts';
 import type { SharePages } from './shares/share-pages.ts';
 
 export const API_VERSION = 'v1';
 
+/** The page that publishes the deprecation policy (the `rel="deprecation-policy"` link, spec §4, §9). */
+export const DEPRECATION_POLICY_PATH = '/docs/reference/versioning';
+
 export interface FrontHandlerDeps {
-  /** `dist/client` of the Astro build. */
-  clientDir: string;
+  /** The build output (`dist/client`), listed once at start. */
+  files: StaticSite;
   /** Public base URL of the site, without a trailing slash. */
   site: string;
   limiter: RateLimiter;
   trustedProxyHops: number;
-  /** Path of the published deprecation policy page. */
-  deprecationPolicyPath: string;
   api: ApiRouter;
   sharePages: SharePages;
-  logError: (error: unknown, context: string) => void;
+  logger: Logger;
+  /** True once the server is shutting down: answers then ask the client to close the connection. */
+  draining: () => boolean;
 }
 
 /** Headers the browser may read on cross-origin API calls (agents in web pages use the API). */
 const EXPOSED_HEADERS =
-  'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-API-Version, Link, Location';
+  'RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-API-Version, X-Request-ID, Link, Location';
 
 /** Representations of a 404, in server preference order: the problem document wins ties. */
 const NOT_FOUND_OFFERS = ['application/problem+json', 'application/json', 'text/html'] as const;
+
+/** The representations of a documentation page, HTML first: it wins ties and answers wildcards. */
+const PAGE_OFFERS = ['text/html', 'text/markdown'] as const;
+
+/** Headers that describe a representation; an error answer replaces that representation. */
+const REPRESENTATION_HEADERS = [
+  'ETag',
+  'Last-Modified',
+  'Content-Location',
+  'Content-Encoding',
+  'Location',
+  'X-Robots-Tag',
+];
 
 /**
  * Fingerprinted build assets and Pagefind's fragments do not spend the budget: one page view
@@ -43,67 +62,113 @@ function spendsBudget(pathname: string): boolean {
   return !pathname.startsWith('/_astro/') && !pathname.startsWith('/pagefind/');
 }
 
-function setBudgetHeaders(res: ServerResponse, state: RateLimitState): void {
-  for (const [name, value] of Object.entries(budgetHeaders(state))) res.setHeader(name, value);
+interface Target {
+  pathname: string;
+  search: string;
+  query: URLSearchParams;
 }
 
 /** The path part of the request target, or undefined when the target is not a usable path. */
-function parseTarget(
-  rawTarget: string,
-): { pathname: string; search: string; query: URLSearchParams } | undefined {
+function parseTarget(rawTarget: string): Target | undefined {
   const rawUrl = originForm(rawTarget);
   if (rawUrl === undefined) return undefined;
+  const queryAt = rawUrl.indexOf('?');
+  // The raw path is kept, dot segments unresolved, so `/a/../b` is not a way around rules.
+  const pathname = (queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt)).split('#')[0]!;
+  if (queryAt < 0) return { pathname, search: '', query: new URLSearchParams() };
   try {
+    // The URL parser percent-encodes what a header may not carry (the search goes into Location).
     const url = new URL(rawUrl, 'http://docs.invalid');
-    // The URL parser resolves dot segments; the raw path is kept so `/a/../b` is not a way around rules.
-    const pathname = rawUrl.split('?')[0]!.split('#')[0]!;
     return { pathname, search: url.search, query: url.searchParams };
   } catch {
     return undefined;
   }
 }
 
+/** One request and what every answer to it carries. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  /**
+   * The headers of every response (spec §4) except Link, as name/value pairs. They go out with
+   * the build file in one `writeHead` on the fast path, or are set on `res` (applyCommon) before
+   * any other kind of answer.
+   */
+  common: string[];
+  applied: boolean;
+  target: Target | undefined;
+  budget: RateLimitState;
+}
+
 /**
- * The request handler of the docs site: headers every response carries, the rate limit, then the
- * API, share permalinks and the static build (with content negotiation on pages), in that order.
+ * The request handler of the docs site: request id and log line, the headers every response
+ * carries, the rate limit, then the API, share permalinks and the static build (with content
+ * negotiation on pages), in that order. Every failure is rendered by the shared problem renderer.
  */
 export function createFrontHandler(
   deps: FrontHandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const deprecationLink = deprecationPolicyLink(deps.site, deps.deprecationPolicyPath);
+  const deprecationLink = deprecationPolicyLink(deps.site, DEPRECATION_POLICY_PATH);
 
-  function sendNotFound(req: IncomingMessage, res: ServerResponse, pathname: string): void {
-    res.setHeader('Vary', 'Accept');
-    // Every non-2xx is a problem document (spec §7) unless the client ranks HTML above it, as
-    // browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
-    const preferred = negotiate(req.headers.accept, NOT_FOUND_OFFERS);
-    const page = preferred === 'text/html' ? resolveStatic(deps.clientDir, '/404.html', '') : undefined;
-    if (page?.kind === 'file') {
-      sendFile(req, res, page.file, '/404.html', 404);
-      return;
-    }
-    sendProblem(
-      req,
-      res,
-      new ProblemError('not_found', `Nothing is published at ${pathname.slice(0, 200)}.`, {
-        available_endpoints: availableEndpoints(),
-      }),
-      deps.site,
-    );
+  function applyCommon(x: Exchange): void {
+    if (x.applied) return;
+    x.applied = true;
+    for (let i = 0; i < x.common.length; i += 2) x.res.setHeader(x.common[i]!, x.common[i + 1]!);
+    if (!x.res.hasHeader('Link')) x.res.setHeader('Link', deprecationLink);
   }
 
-  function sendPage(
-    req: IncomingMessage,
-    res: ServerResponse,
+  /**
+   * Sends a build file in the coding the client prefers (compressed once, then from memory).
+   * When nothing was set on the response yet, every header goes out in one `writeHead` call:
+   * setting a score of headers one by one was a measurable share of a page request.
+   */
+  async function sendBuildFile(
+    x: Exchange,
+    file: BuildFile,
+    urlPath: string,
+    options: { status?: number; varyAccept?: boolean; link?: string; contentLocation?: string } = {},
+  ): Promise<void> {
+    const pending = file.representation(chooseEncoding(x.req.headers['accept-encoding']));
+    const form = pending instanceof Promise ? await pending : pending;
+    const headers = x.applied ? [] : x.common.slice();
+    if (!x.applied)
+      headers.push('Link', options.link ? `${deprecationLink}, ${options.link}` : deprecationLink);
+    else if (options.link) appendLink(x.res, options.link);
+    if (options.contentLocation) headers.push('Content-Location', options.contentLocation);
+    sendFile(x.req, x.res, file, form, {
+      urlPath,
+      status: options.status ?? 200,
+      varyAccept: options.varyAccept ?? false,
+      headers,
+    });
+  }
+
+  async function sendNotFound(x: Exchange, pathname: string): Promise<void> {
+    // Every non-2xx is a problem document (spec §7) unless the client ranks HTML above it, as
+    // browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
+    const preferred = negotiate(x.req.headers.accept, NOT_FOUND_OFFERS);
+    const page = preferred === 'text/html' ? deps.files.file('404.html') : undefined;
+    if (page) {
+      await sendBuildFile(x, page, '/404.html', { status: 404, varyAccept: true });
+      return;
+    }
+    x.res.setHeader('Vary', 'Accept');
+    throw new ProblemError('not_found', `Nothing is published at ${pathname.slice(0, 200)}.`, {
+      available_endpoints: availableEndpoints(),
+    });
+  }
+
+  async function sendPage(
+    x: Exchange,
     pathname: string,
-    html: StaticFile,
-    markdown: StaticFile | undefined,
-  ): void {
-    res.setHeader('Vary', 'Accept');
+    html: BuildFile,
+    markdown: BuildFile | undefined,
+  ): Promise<void> {
     // Every page is built with a markdown variant, so both are always on offer: a variant missing
     // from dist is a broken build (502, as /api/v1/page answers), not a client asking wrongly.
-    const chosen = negotiate(req.headers.accept, ['text/html', 'text/markdown'] as const);
+    const chosen = negotiate(x.req.headers.accept, PAGE_OFFERS);
     if (!chosen) {
+      x.res.setHeader('Vary', 'Accept');
       throw new ProblemError(
         'not_acceptable',
         `${pathname.slice(0, 200)} is available as text/html or text/markdown.`,
@@ -112,6 +177,7 @@ export function createFrontHandler(
     const markdownPath = pathname === '/' ? '/index.md' : `${pathname}.md`;
     if (chosen === 'text/markdown') {
       if (!markdown) {
+        x.res.setHeader('Vary', 'Accept');
         throw new ProblemError(
           'upstream_unavailable',
           `The generated markdown of ${pathname.slice(0, 200)} is missing on this server.`,
@@ -121,52 +187,71 @@ export function createFrontHandler(
           },
         );
       }
-      res.setHeader('Content-Location', markdownPath);
-      sendFile(req, res, markdown, markdownPath);
+      await sendBuildFile(x, markdown, markdownPath, { varyAccept: true, contentLocation: markdownPath });
       return;
     }
-    if (markdown) appendLink(res, `<${markdownPath}>; rel="alternate"; type="text/markdown"`);
-    sendFile(req, res, html, pathname);
+    await sendBuildFile(x, html, pathname, {
+      varyAccept: true,
+      ...(markdown ? { link: `<${markdownPath}>; rel="alternate"; type="text/markdown"` } : {}),
+    });
   }
 
-  async function dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  function prepare(req: IncomingMessage, res: ServerResponse): Exchange {
+    const requestId = trackRequest(deps.logger, req, res);
     const target = parseTarget(req.url ?? '');
     const pathname = target?.pathname ?? '';
     const client = clientAddress(req, deps.trustedProxyHops);
     const budget = spendsBudget(pathname) ? deps.limiter.take(client) : deps.limiter.peek(client);
-    res.setHeader('X-API-Version', API_VERSION);
-    res.setHeader('Link', deprecationLink);
-    res.setHeader('X-Content-Type-Options', 'nosniff');
-    setBudgetHeaders(res, budget);
-    const isApi = deps.api.owns(pathname);
-    if (isApi) {
-      res.setHeader('Access-Control-Allow-Origin', '*');
-      res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    const common = [
+      'X-Request-ID',
+      requestId,
+      'X-API-Version',
+      API_VERSION,
+      'X-Content-Type-Options',
+      'nosniff',
+      ...budgetHeaderList(budget),
+    ];
+    // Keep-alive clients move on to another server instead of sending their next request here.
+    if (deps.draining()) common.push('Connection', 'close');
+    if (!budget.allowed) common.push('Retry-After', String(budget.resetSeconds));
+    return { req, res, common, applied: false, target, budget };
+  }
+
+  async function dispatch(x: Exchange): Promise<void> {
+    const { req, res, target, budget } = x;
+    const pathname = target?.pathname ?? '';
+    const hostProblem = hostHeaderProblem(req);
+    if (hostProblem) {
+      req.resume();
+      throw hostProblem;
     }
     if (!budget.allowed) {
       req.resume();
       throw new ProblemError(
         'rate_limited',
         `The budget of ${budget.limit} requests per ${budget.windowSeconds} seconds is spent for this client.`,
-        { headers: { 'Retry-After': String(budget.resetSeconds) } },
       );
     }
     if (!target) {
       throw new ProblemError('invalid_request', 'The request target is not a valid path.');
     }
-    if (isApi) {
+    if (deps.api.owns(pathname)) {
+      applyCommon(x);
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
       await deps.api.handle({ req, res, query: target.query, site: deps.site }, pathname);
       return;
     }
     if (deps.sharePages.owns(pathname)) {
-      if (!(await deps.sharePages.handle(req, res, pathname))) sendNotFound(req, res, pathname);
+      applyCommon(x);
+      if (!(await deps.sharePages.handle(req, res, pathname))) await sendNotFound(x, pathname);
       return;
     }
-    const resolved = resolveStatic(deps.clientDir, pathname, target.search);
+    const resolved = deps.files.resolve(pathname, target.search);
     const method = req.method ?? 'GET';
     if (resolved.kind === 'none') {
       req.resume();
-      sendNotFound(req, res, pathname);
+      await sendNotFound(x, pathname);
       return;
     }
     if (method !== 'GET' && method !== 'HEAD') {
@@ -177,40 +262,46 @@ export function createFrontHandler(
     }
     switch (resolved.kind) {
       case 'redirect':
+        applyCommon(x);
         res.statusCode = 301;
         res.setHeader('Location', resolved.location);
         res.setHeader('Cache-Control', 'public, max-age=3600');
         res.end();
         return;
       case 'page':
-        sendPage(req, res, pathname, resolved.html, resolved.markdown);
+        await sendPage(x, pathname, resolved.html, resolved.markdown);
         return;
       case 'file':
-        sendFile(req, res, resolved.file, pathname);
+        await sendBuildFile(x, resolved.file, pathname);
         return;
     }
   }
 
+  /** The one error handler: a problem document where possible, the unexpected logged with its stack. */
+  function fail(x: Exchange, error: unknown): void {
+    const { req, res } = x;
+    if (error instanceof ClientAbortError) {
+      // Nobody is left to read an answer; the request log says "request aborted".
+      res.destroy();
+      return;
+    }
+    if (res.headersSent || res.destroyed) {
+      // Too late for a problem document; a cut connection tells the client the answer is incomplete.
+      if (!(error instanceof ProblemError)) markFailed(res, error);
+      res.destroy();
+      return;
+    }
+    applyCommon(x);
+    for (const name of REPRESENTATION_HEADERS) res.removeHeader(name);
+    const route = deps.api.routeOf(parseTarget(req.url ?? '')?.pathname ?? '');
+    // The platform CLI reads `error` from a failed publish; other clients read `detail`.
+    const extend =
+      route?.operationId === 'createRunShare' ? (p: Problem) => ({ error: p.detail }) : undefined;
+    sendProblem(req, res, error, deps.site, extend);
+  }
+
   return (req, res) => {
-    dispatch(req, res).catch((error: unknown) => {
-      if (res.headersSent || res.destroyed) {
-        if (!(error instanceof ProblemError)) deps.logError(error, `${req.method} ${req.url}`);
-        res.destroy();
-        return;
-      }
-      const problem =
-        error instanceof ProblemError
-          ? error
-          : new ProblemError('internal_error', 'The server failed to answer this request.');
-      if (!(error instanceof ProblemError)) deps.logError(error, `${req.method} ${req.url}`);
-      // Whatever the failed answer had prepared describes a representation that is not being sent.
-      for (const name of ['ETag', 'Last-Modified', 'Content-Location', 'Location', 'X-Robots-Tag']) {
-        res.removeHeader(name);
-      }
-      const route = deps.api.routeOf(parseTarget(req.url ?? '')?.pathname ?? '');
-      // The platform CLI reads `error` from a failed publish; other clients read `detail`.
-      const extra = route?.operationId === 'createRunShare' ? { error: problem.message } : {};
-      sendProblem(req, res, problem, deps.site, extra);
-    });
+    const exchange = prepare(req, res);
+    dispatch(exchange).catch((error: unknown) => fail(exchange, error));
   };
 }

@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
 import { join } from 'node:path';
-import { buildProblem, PROBLEM_CONTENT_TYPE } from '@switchyard/shared';
+import { pathToFileURL } from 'node:url';
+import { createClientErrorHandler } from '@switchyard/shared';
 import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApiRouter } from './api/api-router.ts';
 import { pageHandler } from './api/page.ts';
@@ -9,14 +11,16 @@ import { searchHandler } from './api/search.ts';
 import { topicsHandler } from './api/topics.ts';
 import { artifactFile } from './artifacts/artifact-file.ts';
 import { ManifestFileSchema, parseArtifact, SearchIndexFileSchema } from './artifacts/site-artifacts.ts';
-import { API_VERSION, createFrontHandler } from './front-handler.ts';
+import { API_VERSION, createFrontHandler, DEPRECATION_POLICY_PATH } from './front-handler.ts';
 import { loadAstroRenderer } from './http/astro-renderer.ts';
 import { peerAddress } from './http/client-address.ts';
 import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
-import { createRateLimiter, type RateLimiter } from './http/rate-limiter.ts';
+import { createLogger, type Logger } from './http/logger.ts';
+import { createRateLimiter } from './http/rate-limiter.ts';
 import { originForm } from './http/request-target.ts';
+import { createStaticSite } from './http/static-files.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
-import { DEFAULT_SETTINGS, type DocsServerSettings, settingsFromEnv } from './settings.ts';
+import { type DocsServerSettings, defaultSettings, settingsFromEnv } from './settings.ts';
 import { createSharesFeature, docsMigrations } from './shares/index.ts';
 
 export interface DocsServerOptions extends Partial<DocsServerSettings> {
@@ -28,7 +32,8 @@ export interface DocsServerOptions extends Partial<DocsServerSettings> {
   db?: Database;
   /** The clock of the rate limiter (tests move it instead of sleeping). */
   now?: () => number;
-  logError?: (error: unknown, context: string) => void;
+  /** Where log lines go; without it, stdout at `logLevel` (see createLogger). */
+  logger?: Logger;
 }
 
 export interface RunningDocsServer {
@@ -37,65 +42,45 @@ export interface RunningDocsServer {
   /** Public base URL used in links (SITE_URL, or `url` when none is configured). */
   site: string;
   server: Server;
-  close(): Promise<void>;
+  logger: Logger;
+  /**
+   * Stops taking connections, lets the requests under way finish for up to `graceMs` (default
+   * 0: connections are cut at once), cuts what is left, then closes the database it opened.
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
-function resolveSettings(options: DocsServerOptions): DocsServerSettings {
-  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
-  return {
-    ...DEFAULT_SETTINGS,
-    dataDir: join(process.cwd(), '.data', 'docs'),
-    ...defined,
-  } as DocsServerSettings;
-}
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]']);
+const WILDCARD_HOSTS = new Set(['0.0.0.0', '::', '[::]']);
 
 /**
- * Answers requests Node could not even parse with a problem document rather than a bare 400.
- * It carries the headers of every response (spec §4); the budget is only peeked, keyed on the
- * socket's peer, because there are no parsed headers to read a forwarded address from.
+ * Whether SITE_URL names the address the server listens on: same scheme (http), same port, and
+ * the same host, where the loopback names are one host and a wildcard interface matches any.
  */
-function answerClientError(
-  socket: Socket,
-  deps: { site: string; limiter: RateLimiter; deprecationLink: string },
-): void {
-  if (!socket.writable) return;
-  const body = JSON.stringify(
-    buildProblem('invalid_request', {
-      detail: 'The request could not be parsed as HTTP/1.1.',
-      instance: '/',
-      docsBase: deps.site,
-    }),
-  );
-  const headers: Record<string, string | number> = {
-    'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
-    'Content-Length': Buffer.byteLength(body),
-    'Cache-Control': 'no-store',
-    'X-Content-Type-Options': 'nosniff',
-    'X-API-Version': API_VERSION,
-    Link: deps.deprecationLink,
-    ...budgetHeaders(deps.limiter.peek(peerAddress(socket))),
-    Connection: 'close',
-  };
-  const head = Object.entries(headers)
-    .map(([name, value]) => `${name}: ${value}\r\n`)
-    .join('');
-  socket.end(`HTTP/1.1 400 Bad Request\r\n${head}\r\n${body}`);
+export function siteUrlMatches(siteUrl: string, listening: { host: string; port: number }): boolean {
+  const site = new URL(siteUrl);
+  if (site.protocol !== 'http:' || Number(site.port || 80) !== listening.port) return false;
+  const host =
+    listening.host.includes(':') && !listening.host.startsWith('[') ? `[${listening.host}]` : listening.host;
+  if (WILDCARD_HOSTS.has(host)) return true;
+  const name = site.hostname.toLowerCase();
+  return name === host.toLowerCase() || (LOOPBACK_NAMES.has(name) && LOOPBACK_NAMES.has(host.toLowerCase()));
 }
 
 /**
  * Starts the docs front server: static build, site API, share permalinks. Options default to
- * the documented settings; `npm start` passes the environment's (see settingsFromEnv).
+ * the declared settings (server/settings.ts); `npm start` passes the environment's.
  */
 export async function startDocsServer(options: DocsServerOptions = {}): Promise<RunningDocsServer> {
-  const settings = resolveSettings(options);
-  const logError =
-    options.logError ?? ((error: unknown, context: string) => console.error(`[docs] ${context}:`, error));
+  const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
+  const settings: DocsServerSettings = { ...defaultSettings(), ...defined };
+  const logger = options.logger ?? createLogger(settings.logLevel);
   const clientDir = join(settings.distDir, 'client');
 
   let ownDb: Database | undefined;
-  let sharesDb: Database | undefined;
+  let db: Database | undefined;
   if (settings.sharesEnabled) {
-    let db = options.db;
+    db = options.db;
     if (!db) {
       ownDb = await openDatabase({
         url: settings.databaseUrl,
@@ -104,10 +89,11 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
       db = ownDb;
     }
     await migrateLatest(db, docsMigrations);
-    sharesDb = db;
   }
 
-  const reportArtifact = (message: string) => logError(message, 'generated artifact');
+  const reportArtifact = (message: string) => logger.error({ artifact: true }, message);
+  const files = createStaticSite(clientDir);
+  if (files.size === 0) reportArtifact(`the build output ${clientDir} is missing or empty; pages answer 404`);
   const renderer = await loadAstroRenderer(join(settings.distDir, 'server', 'entry.mjs'), reportArtifact);
   const searchIndex = artifactFile(
     join(clientDir, 'search-index.json'),
@@ -117,13 +103,20 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   const manifest = artifactFile(
     join(clientDir, 'docs-ai.json'),
     (text) => parseArtifact(ManifestFileSchema, text),
-    {
-      describe: 'documentation manifest (docs-ai.json)',
-      onError: reportArtifact,
-    },
+    { describe: 'documentation manifest (docs-ai.json)', onError: reportArtifact },
   );
 
-  const server = createServer({ keepAliveTimeout: 5000 });
+  const server = createServer({
+    keepAliveTimeout: 5000,
+    // Missing and repeated Host headers are answered by the front handler with a problem
+    // document (hostHeaderProblem); Node would answer the first with a bare 400 of its own.
+    requireHostHeader: false,
+    headersTimeout: settings.headersTimeoutMs,
+    // Node refuses a request timeout shorter than the headers timeout; 5 minutes is its default.
+    requestTimeout: Math.max(settings.headersTimeoutMs, 300_000),
+    // Timeouts are only checked this often, so a short headers timeout needs a short interval.
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(settings.headersTimeoutMs / 4))),
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(settings.port, settings.host, () => {
@@ -136,9 +129,15 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   const host = settings.host.includes(':') ? `[${settings.host}]` : settings.host;
   const url = `http://${host}:${port}`;
   const site = settings.siteUrl ?? url;
+  if (settings.siteUrl && !siteUrlMatches(settings.siteUrl, { host: settings.host, port })) {
+    logger.warn(
+      { siteUrl: settings.siteUrl, listening: url },
+      `SITE_URL ${settings.siteUrl} is not where this server listens (${url}): links in answers and problem documents point at SITE_URL; right behind a proxy, a mistake otherwise`,
+    );
+  }
 
   const shares = createSharesFeature({
-    db: sharesDb,
+    db,
     site,
     renderer,
     maxBytes: settings.sharesMaxBytes,
@@ -157,15 +156,23 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     windowSeconds: settings.rateWindowSeconds,
     ...(options.now ? { now: options.now } : {}),
   });
+  let draining = false;
   const handler = createFrontHandler({
-    clientDir,
+    files,
     site,
     limiter,
     trustedProxyHops: settings.trustedProxyHops,
-    deprecationPolicyPath: settings.deprecationPolicyPath,
     api,
     sharePages: shares.pages,
-    logError,
+    logger,
+    draining: () => draining,
+  });
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    // While draining, a connection whose last answer is out is closed at once instead of idling
+    // until its keep-alive timeout, so close() resolves as soon as the work under way is done.
+    res.once('close', () => {
+      if (draining) server.closeIdleConnections();
+    });
   });
   server.on('request', handler);
   // Expect: 100-continue (RFC 9110 §10.1.1): a publish whose declared body is over the limit, or
@@ -176,47 +183,123 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     const publishing =
       req.method === 'POST' && api.routeOf(target.split('?')[0]!)?.operationId === 'createRunShare';
     const refused =
-      publishing && (!sharesDb || Number(req.headers['content-length'] ?? 0) > settings.sharesMaxBytes);
+      publishing && (!db || Number(req.headers['content-length'] ?? 0) > settings.sharesMaxBytes);
     if (!refused) res.writeContinue();
-    handler(req, res);
+    server.emit('request', req, res);
   });
-  const deprecationLink = deprecationPolicyLink(site, settings.deprecationPolicyPath);
-  server.on('clientError', (_error, socket: Socket) =>
-    answerClientError(socket, { site, limiter, deprecationLink }),
+  const deprecationLink = deprecationPolicyLink(site, DEPRECATION_POLICY_PATH);
+  server.on(
+    'clientError',
+    createClientErrorHandler({
+      docsBase: site,
+      // The headers of every response (spec §4); the budget is only peeked, keyed on the
+      // socket's peer, because there are no parsed headers to read a forwarded address from.
+      headers: (socket) => ({
+        'X-Request-ID': randomUUID(),
+        'X-API-Version': API_VERSION,
+        'X-Content-Type-Options': 'nosniff',
+        Link: deprecationLink,
+        ...budgetHeaders(limiter.peek(peerAddress(socket))),
+      }),
+      onAnswer: ({ error, response, headers }) => {
+        const entry = { reqId: headers['X-Request-ID'], code: error.code, status: response?.status };
+        // A reset connection is routine; a malformed or slow request is worth a line.
+        if (response) logger.info(entry, `client error answered with ${response.status}`);
+        else logger.debug(entry, 'client error: connection closed without an answer');
+      },
+    }),
   );
+
+  logger.info({ url, site }, `listening on ${url}`);
 
   return {
     url,
     site,
     server,
-    async close() {
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      if (ownDb) await ownDb.destroy();
+    logger,
+    async close({ graceMs = 0 } = {}) {
+      draining = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      if (graceMs > 0) {
+        let timer: NodeJS.Timeout | undefined;
+        const graceOver = new Promise<'grace over'>((resolve) => {
+          timer = setTimeout(() => resolve('grace over'), graceMs);
+        });
+        const outcome = await Promise.race([closed, graceOver]);
+        clearTimeout(timer);
+        if (outcome === 'grace over') {
+          logger.warn(
+            { graceMs },
+            'requests still under way after the shutdown grace; cutting their connections',
+          );
+        }
+      }
+      server.closeAllConnections();
+      await closed;
+      if (ownDb) {
+        await ownDb.destroy();
+        logger.info('database closed');
+      }
     },
   };
 }
 
-async function main(): Promise<void> {
-  const running = await startDocsServer(settingsFromEnv());
-  console.log(`[docs] listening on ${running.url}`);
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    console.log(`[docs] ${signal}: shutting down`);
-    await running.close();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGTERM', () => void stop('SIGTERM'));
+/**
+ * Whether this module is the program Node was started with. Compared as file URLs, which is how
+ * `import.meta.url` spells the path (`%20` for a space), after resolving links as Node does for
+ * the entry module.
+ */
+export function isMainModule(moduleUrl: string, argv1: string | undefined = process.argv[1]): boolean {
+  if (!argv1) return false;
+  let entry = argv1;
+  try {
+    entry = realpathSync(argv1);
+  } catch {
+    // Not a file on disk (node -e); compare the path as given.
+  }
+  return moduleUrl === pathToFileURL(entry).href;
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
-  main().catch((error) => {
-    console.error('[docs] failed to start:', error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+async function main(): Promise<void> {
+  let settings: DocsServerSettings;
+  try {
+    settings = settingsFromEnv();
+  } catch (error) {
+    createLogger('info').fatal(error instanceof Error ? error.message : String(error));
+    process.exitCode = 1;
+    return;
+  }
+  const logger = createLogger(settings.logLevel);
+  let running: RunningDocsServer;
+  try {
+    running = await startDocsServer({ ...settings, logger });
+  } catch (error) {
+    logger.fatal({ err: error }, 'failed to start');
+    process.exitCode = 1;
+    return;
+  }
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: stopping without waiting for requests under way');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal, graceMs: settings.shutdownGraceMs }, 'shutting down: finishing requests under way');
+    running.close({ graceMs: settings.shutdownGraceMs }).then(
+      () => {
+        logger.info('stopped');
+        process.exit(0);
+      },
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
+
+if (isMainModule(import.meta.url)) void main();

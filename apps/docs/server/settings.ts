@@ -1,127 +1,237 @@
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import {
+  booleanSetting,
+  choiceSetting,
+  durationSetting,
+  integerSetting,
+  optionalTextSetting,
+  textSetting,
+} from '@switchyard/shared/settings';
+import { z } from 'zod';
+import {
+  SHARES_DEFAULT_MAX_BYTES,
   SHARES_DEFAULT_WRITE_BUDGET_BYTES,
   SHARES_DEFAULT_WRITE_WINDOW_SECONDS,
 } from '../contract/site-contract.ts';
 
-/** Everything the docs front server can be configured with; see the README's API section. */
-export interface DocsServerSettings {
-  port: number;
-  host: string;
-  /** Public base URL of the site; undefined means the address the server actually listens on. */
-  siteUrl: string | undefined;
-  /** The Astro build output: holds `client/` (static files) and `server/entry.mjs` (SSR pages). */
-  distDir: string;
-  databaseUrl: string | undefined;
-  /** Embedded PGlite files live under this directory when no database URL is given. */
-  dataDir: string;
-  sharesEnabled: boolean;
-  sharesMaxBytes: number;
-  /** Bytes of run bundles one client address may store per write window. */
-  sharesWriteBudgetBytes: number;
-  sharesWriteWindowSeconds: number;
-  rateLimit: number;
-  rateWindowSeconds: number;
-  /** How many proxy hops in front of the server may be trusted to append to X-Forwarded-For. */
-  trustedProxyHops: number;
-  /** Slug of the page that publishes the deprecation policy (the `rel="deprecation-policy"` link). */
-  deprecationPolicyPath: string;
-}
-
 /** The docs app directory (apps/docs), wherever the process was started from. */
 export const DOCS_APP_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export const DEFAULT_SETTINGS: Omit<DocsServerSettings, 'dataDir'> = {
-  port: 4321,
-  host: '127.0.0.1',
-  siteUrl: undefined,
-  distDir: join(DOCS_APP_DIR, 'dist'),
-  databaseUrl: undefined,
-  sharesEnabled: true,
-  sharesMaxBytes: 1024 * 1024,
-  sharesWriteBudgetBytes: SHARES_DEFAULT_WRITE_BUDGET_BYTES,
-  sharesWriteWindowSeconds: SHARES_DEFAULT_WRITE_WINDOW_SECONDS,
-  rateLimit: 120,
-  rateWindowSeconds: 60,
-  trustedProxyHops: 0,
-  deprecationPolicyPath: '/docs/reference/versioning',
-};
-
-function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new Error(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
-  }
-  return value;
+/** One setting of the docs server: where it comes from, what it accepts, its default and its effect. */
+export interface SettingDeclaration<K extends string = string, S extends z.ZodType = z.ZodType> {
+  /** Name of the option `startDocsServer` takes. */
+  key: K;
+  /** The environment variable `npm start` reads it from. */
+  env: string;
+  schema: S;
+  /** The default as the variable would spell it (parsed by `schema`), or undefined for "unset". */
+  default: string | undefined;
+  /** How the README's settings table writes the default, when not the default itself. */
+  shownDefault?: string;
+  /** One sentence: what the setting changes. The README's settings table repeats it word for word. */
+  description: string;
 }
 
-function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase();
-  if (raw === undefined || raw === '') return fallback;
-  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
-  if (['false', '0', 'no', 'off'].includes(raw)) return false;
-  throw new Error(`${name} must be true or false, got "${env[name]}"`);
+function declare<const K extends string, S extends z.ZodType>(
+  declaration: SettingDeclaration<K, S>,
+): SettingDeclaration<K, S> {
+  return declaration;
 }
 
-function proxyHops(env: NodeJS.ProcessEnv): number {
-  const raw = env.DOCS_TRUST_PROXY?.trim().toLowerCase();
-  if (raw === undefined || raw === '' || raw === 'false' || raw === '0') return 0;
-  if (raw === 'true') return 1;
-  return integer(env, 'DOCS_TRUST_PROXY', 0, 0, 16);
+/** An absolute http(s) URL without a trailing slash, or undefined when not set. */
+function siteUrlSetting() {
+  return optionalTextSetting().transform((raw, ctx) => {
+    const text = raw?.trim();
+    if (!text) return undefined;
+    let url: URL | undefined;
+    try {
+      url = new URL(text);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+      ctx.addIssue({ code: 'custom', message: `"${text}" is not an absolute http(s) URL` });
+      return z.NEVER;
+    }
+    return url.origin + url.pathname.replace(/\/+$/, '');
+  });
 }
 
-function siteUrl(env: NodeJS.ProcessEnv): string | undefined {
-  const raw = env.SITE_URL?.trim();
-  if (!raw) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new Error(`SITE_URL must be an absolute http(s) URL, got "${raw}"`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`SITE_URL must be an absolute http(s) URL, got "${raw}"`);
-  }
-  return url.origin + url.pathname.replace(/\/+$/, '');
+/** `false`/`0` (no proxy), `true` (one hop) or a number of proxy hops up to 16. */
+function proxyHopsSetting() {
+  const asNumber = integerSetting(0, 16);
+  return z.unknown().transform((value, ctx) => {
+    const word = typeof value === 'string' ? value.trim().toLowerCase() : value;
+    if (word === 'false' || word === false) return 0;
+    if (word === 'true' || word === true) return 1;
+    const parsed = asNumber.safeParse(word);
+    if (parsed.success) return parsed.data;
+    ctx.addIssue({
+      code: 'custom',
+      message: `${JSON.stringify(value)} is not true, false or a number of hops 0-16`,
+    });
+    return z.NEVER;
+  });
 }
 
-/** Reads the settings from the environment, failing loudly on values that cannot be right. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const DEFAULT_DIST_DIR = join(DOCS_APP_DIR, 'dist');
+
+/**
+ * Every setting of the docs front server, declared once: `settingsFromEnv` parses the environment
+ * with these, `startDocsServer` takes the same keys as options, and a test holds the README's
+ * settings table to this list.
+ */
+export const SETTINGS = [
+  declare({
+    key: 'port',
+    env: 'DOCS_PORT',
+    schema: integerSetting(0, 65535),
+    default: '4321',
+    description: 'The port the server listens on (`0` picks a free one).',
+  }),
+  declare({
+    key: 'host',
+    env: 'DOCS_HOST',
+    schema: textSetting(),
+    default: '127.0.0.1',
+    description: 'The interface the server listens on (`0.0.0.0` for every IPv4 interface).',
+  }),
+  declare({
+    key: 'siteUrl',
+    env: 'SITE_URL',
+    schema: siteUrlSetting(),
+    default: undefined,
+    shownDefault: 'the listening address',
+    description:
+      'Base of the absolute URLs in answers (search results, share `url` and `Location`, problem `documentation_url`, the deprecation-policy link); a warning is logged at start when it differs from where the server listens.',
+  }),
+  declare({
+    key: 'distDir',
+    env: 'DOCS_DIST_DIR',
+    schema: textSetting().transform((path) => resolve(path)),
+    default: DEFAULT_DIST_DIR,
+    shownDefault: '`apps/docs/dist`',
+    description: 'The build to serve (`client/`, `server/`), read once at start.',
+  }),
+  declare({
+    key: 'databaseUrl',
+    env: 'DATABASE_URL',
+    schema: optionalTextSetting(),
+    default: undefined,
+    shownDefault: 'unset',
+    description:
+      'PostgreSQL for run shares; unset means embedded PGlite under `SWITCHYARD_DATA_DIR`, in `docs/`.',
+  }),
+  declare({
+    key: 'dataDir',
+    env: 'SWITCHYARD_DATA_DIR',
+    // The docs site keeps its own subdirectory: the control plane shares the data directory.
+    schema: textSetting().transform((path) => join(resolve(path), 'docs')),
+    default: '.data',
+    description: 'Where the embedded database lives when `DATABASE_URL` is unset (its `docs/` subdirectory).',
+  }),
+  declare({
+    key: 'sharesEnabled',
+    env: 'SHARES_ENABLED',
+    schema: booleanSetting(),
+    default: 'true',
+    description:
+      '`false`: no database is opened; publishing and permalinks answer `503 service_unavailable`.',
+  }),
+  declare({
+    key: 'sharesMaxBytes',
+    env: 'SHARES_MAX_BYTES',
+    schema: integerSetting(1, 1024 * 1024 * 1024),
+    default: String(SHARES_DEFAULT_MAX_BYTES),
+    description: 'Body limit of `POST /api/v1/shares` in bytes (`413 payload_too_large` above it).',
+  }),
+  declare({
+    key: 'sharesWriteBudgetBytes',
+    env: 'SHARES_WRITE_BUDGET_BYTES',
+    schema: integerSetting(1, 1024 * 1024 * 1024 * 1024),
+    default: String(SHARES_DEFAULT_WRITE_BUDGET_BYTES),
+    description:
+      'Bytes of run bundles one client address may store per write window (`429 rate_limited` with `Retry-After` above it).',
+  }),
+  declare({
+    key: 'sharesWriteWindowSeconds',
+    env: 'SHARES_WRITE_WINDOW_SECONDS',
+    schema: integerSetting(1, 30 * 86_400),
+    default: String(SHARES_DEFAULT_WRITE_WINDOW_SECONDS),
+    description: 'Length of the sliding window of the write budget, in seconds.',
+  }),
+  declare({
+    key: 'rateLimit',
+    env: 'DOCS_RATE_LIMIT',
+    schema: integerSetting(1, 100_000_000),
+    default: '120',
+    description: 'Requests per client address and window (raised by the benchmark).',
+  }),
+  declare({
+    key: 'rateWindowSeconds',
+    env: 'DOCS_RATE_WINDOW_SECONDS',
+    schema: integerSetting(1, 86_400),
+    default: '60',
+    description: 'Length of the rate-limit window in seconds.',
+  }),
+  declare({
+    key: 'trustedProxyHops',
+    env: 'DOCS_TRUST_PROXY',
+    schema: proxyHopsSetting(),
+    default: 'false',
+    description:
+      '`true` (or a number of hops): key the budget on the address the nearest trusted proxy appended to `X-Forwarded-For` (the right-most entry, so a client cannot prepend its way to a fresh budget).',
+  }),
+  declare({
+    key: 'logLevel',
+    env: 'DOCS_LOG_LEVEL',
+    schema: choiceSetting(LOG_LEVELS),
+    default: 'info',
+    description: `The lowest level logged: ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')}.`,
+  }),
+  declare({
+    key: 'headersTimeoutMs',
+    env: 'DOCS_HEADERS_TIMEOUT',
+    schema: durationSetting({ min: 100 }),
+    default: '20s',
+    description: 'How long a client may take to send a request head before `408` and the connection closes.',
+  }),
+  declare({
+    key: 'shutdownGraceMs',
+    env: 'DOCS_SHUTDOWN_GRACE',
+    schema: durationSetting({ min: 0 }),
+    default: '10s',
+    description:
+      'On SIGTERM or SIGINT, how long requests under way may take to finish before their connections are cut.',
+  }),
+] as const;
+
+type Declared = (typeof SETTINGS)[number];
+
+/** Everything the docs front server can be configured with, one key per declaration in SETTINGS. */
+export type DocsServerSettings = { [D in Declared as D['key']]: z.output<D['schema']> };
+
+/**
+ * Reads the settings from the environment: an unset or empty variable takes the declared default.
+ * Fails loudly, naming every variable that cannot be right.
+ */
 export function settingsFromEnv(env: NodeJS.ProcessEnv = process.env): DocsServerSettings {
-  return {
-    port: integer(env, 'DOCS_PORT', DEFAULT_SETTINGS.port, 0, 65535),
-    host: env.DOCS_HOST?.trim() || DEFAULT_SETTINGS.host,
-    siteUrl: siteUrl(env),
-    distDir: env.DOCS_DIST_DIR ? resolve(env.DOCS_DIST_DIR) : DEFAULT_SETTINGS.distDir,
-    databaseUrl: env.DATABASE_URL || undefined,
-    dataDir: join(resolve(env.SWITCHYARD_DATA_DIR ?? '.data'), 'docs'),
-    sharesEnabled: boolean(env, 'SHARES_ENABLED', DEFAULT_SETTINGS.sharesEnabled),
-    sharesMaxBytes: integer(env, 'SHARES_MAX_BYTES', DEFAULT_SETTINGS.sharesMaxBytes, 1, 1024 * 1024 * 1024),
-    sharesWriteBudgetBytes: integer(
-      env,
-      'SHARES_WRITE_BUDGET_BYTES',
-      DEFAULT_SETTINGS.sharesWriteBudgetBytes,
-      1,
-      1024 ** 4,
-    ),
-    sharesWriteWindowSeconds: integer(
-      env,
-      'SHARES_WRITE_WINDOW_SECONDS',
-      DEFAULT_SETTINGS.sharesWriteWindowSeconds,
-      1,
-      86_400 * 30,
-    ),
-    rateLimit: integer(env, 'DOCS_RATE_LIMIT', DEFAULT_SETTINGS.rateLimit, 1, 100_000_000),
-    rateWindowSeconds: integer(
-      env,
-      'DOCS_RATE_WINDOW_SECONDS',
-      DEFAULT_SETTINGS.rateWindowSeconds,
-      1,
-      86_400,
-    ),
-    trustedProxyHops: proxyHops(env),
-    deprecationPolicyPath: DEFAULT_SETTINGS.deprecationPolicyPath,
-  };
+  const settings: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const declaration of SETTINGS) {
+    const raw = env[declaration.env];
+    const given = raw !== undefined && raw.trim() !== '';
+    const parsed = declaration.schema.safeParse(given ? raw : declaration.default);
+    if (parsed.success) settings[declaration.key] = parsed.data;
+    else problems.push(`${declaration.env}: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  }
+  if (problems.length > 0) throw new Error(`invalid settings: ${problems.join('; ')}`);
+  return settings as DocsServerSettings;
+}
+
+/** The settings when nothing is configured. */
+export function defaultSettings(): DocsServerSettings {
+  return settingsFromEnv({});
 }

@@ -1,20 +1,19 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { ProblemError } from '@switchyard/shared';
 
 /**
  * A generated file the server derives something from (the search index, the manifest, a page's
- * markdown). `get()` stats the file on every call (a few microseconds) and rebuilds the derived
- * value only when the file's identity changed, so a redeploy is picked up without a restart and
- * the hot path stays one stat. A missing or unusable file is a 502 `upstream_unavailable`; the
- * failure is remembered for that file version, so a garbled file is not re-parsed per request,
- * and the next version of the file is tried afresh.
+ * markdown). The build does not change while the server runs (a deploy restarts the server), so
+ * `get()` reads and derives the value on first use and keeps it: no file-system call per request.
+ * A missing or unusable file is a 502 `upstream_unavailable`, logged once and kept as it is, so a
+ * garbled file is not re-read per request; the server serves everything else meanwhile.
  */
 export interface ArtifactFile<T> {
   get(): T;
 }
 
-type Loaded<T> = { key: string; value: T } | { key: string; error: string };
+type Loaded<T> = { value: T } | { missing: true } | { error: string };
 
 export function artifactFile<T>(
   filePath: string,
@@ -23,38 +22,42 @@ export function artifactFile<T>(
 ): ArtifactFile<T> {
   const describe = options.describe ?? basename(filePath);
   let loaded: Loaded<T> | undefined;
+
+  function load(): Loaded<T> {
+    let text: string;
+    try {
+      text = readFileSync(filePath, 'utf8');
+    } catch {
+      options.onError?.(`${describe} (${filePath}) is missing`);
+      return { missing: true };
+    }
+    try {
+      return { value: derive(text) };
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      const short = reason.length > 300 ? `${reason.slice(0, 300)}…` : reason;
+      options.onError?.(`${describe} (${filePath}) could not be loaded: ${short}`);
+      return { error: short };
+    }
+  }
+
   return {
     get() {
-      let key: string;
-      try {
-        const stats = statSync(filePath);
-        if (!stats.isFile()) throw new Error('not a file');
-        key = `${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
-      } catch {
-        loaded = undefined;
+      loaded ??= load();
+      if ('value' in loaded) return loaded.value;
+      if ('missing' in loaded) {
         throw new ProblemError(
           'upstream_unavailable',
           `The generated ${describe} is missing on this server.`,
           {
-            resolution: 'Retry shortly; if it persists, the site build is incomplete and must be rebuilt.',
+            resolution:
+              'The site build on this server is incomplete; retry later, after it has been rebuilt.',
           },
         );
       }
-      if (loaded?.key !== key) {
-        try {
-          loaded = { key, value: derive(readFileSync(filePath, 'utf8')) };
-        } catch (error) {
-          const reason = error instanceof Error ? error.message : String(error);
-          loaded = { key, error: reason.length > 300 ? `${reason.slice(0, 300)}…` : reason };
-          options.onError?.(`${describe} (${filePath}) could not be loaded: ${loaded.error}`);
-        }
-      }
-      if ('error' in loaded) {
-        throw new ProblemError('upstream_unavailable', `The generated ${describe} could not be loaded.`, {
-          resolution: 'Retry shortly; if it persists, the site build is broken and must be rebuilt.',
-        });
-      }
-      return loaded.value;
+      throw new ProblemError('upstream_unavailable', `The generated ${describe} could not be loaded.`, {
+        resolution: 'The site build on this server is broken; retry later, after it has been rebuilt.',
+      });
     },
   };
 }

@@ -13,6 +13,20 @@ export function budgetHeaders(state: RateLimitState): Record<string, string> {
   };
 }
 
+/** The same headers as name/value pairs, the form `writeHead` takes them in. */
+export function budgetHeaderList(state: RateLimitState): string[] {
+  return [
+    'RateLimit-Limit',
+    String(state.limit),
+    'RateLimit-Remaining',
+    String(state.remaining),
+    'RateLimit-Reset',
+    String(state.resetSeconds),
+    'RateLimit-Policy',
+    `${state.limit};w=${state.windowSeconds}`,
+  ];
+}
+
 /** The `Link` value pointing at the published deprecation policy (spec §4, §9). */
 export function deprecationPolicyLink(site: string, policyPath: string): string {
   return `<${site}${policyPath}>; rel="deprecation-policy"`;

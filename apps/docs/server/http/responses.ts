@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { PROBLEM_CONTENT_TYPE, type Problem, type ProblemError } from '@switchyard/shared';
+import { PROBLEM_CONTENT_TYPE, type Problem, type RenderedProblem, renderProblem } from '@switchyard/shared';
+import { endCompressed } from './compression.ts';
+import { markFailed } from './logger.ts';
 import { originForm } from './request-target.ts';
 
 /** Adds one link-value to the response's Link header, keeping the ones already set. */
@@ -8,7 +10,7 @@ export function appendLink(res: ServerResponse, value: string): void {
   res.setHeader('Link', existing ? `${String(existing)}, ${value}` : value);
 }
 
-/** Writes a JSON body (Node drops the body itself on HEAD, but keeps the length). */
+/** Writes a JSON body, compressed when large enough and the client accepts it. */
 export function sendJson(
   res: ServerResponse,
   status: number,
@@ -26,24 +28,31 @@ export function sendJsonText(
   contentType = 'application/json; charset=utf-8',
 ): void {
   res.statusCode = status;
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', typeof text === 'string' ? Buffer.byteLength(text) : text.length);
-  res.end(text);
+  // Every response of a node:http server knows its request; the coding is chosen from its headers.
+  endCompressed(res.req, res, typeof text === 'string' ? Buffer.from(text) : text, contentType);
 }
 
-/** Writes a complete problem document; headers carried by the error (Allow, Retry-After) go along. */
+/**
+ * Renders any error as a problem document through the shared renderer and sends it: a
+ * ProblemError keeps its code and headers (Allow, Retry-After), a library error with a client
+ * status maps to its code, anything else is a 500 that reveals nothing. `extend` adds members to
+ * the document. An unexpected error is marked for the request's log line, which carries its stack.
+ */
 export function sendProblem(
   req: IncomingMessage,
   res: ServerResponse,
-  error: ProblemError,
+  error: unknown,
   docsBase: string,
-  extra: Record<string, unknown> = {},
-): void {
-  const problem: Problem = { ...error.toProblem(instanceOf(req), docsBase), ...extra };
-  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  extend?: (problem: Problem) => Record<string, unknown>,
+): RenderedProblem {
+  const rendered = renderProblem(error, instanceOf(req), docsBase);
+  if (rendered.unexpected) markFailed(res, error);
+  for (const [name, value] of Object.entries(rendered.headers)) res.setHeader(name, value);
   res.setHeader('Cache-Control', 'no-store');
+  const body = extend ? { ...rendered.body, ...extend(rendered.body) } : rendered.body;
   // Content negotiation of the page is over once an error is chosen; the document stays the same.
-  sendJson(res, problem.status, problem, `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  sendJson(res, rendered.status, body, `${PROBLEM_CONTENT_TYPE}; charset=utf-8`);
+  return rendered;
 }
 
 /** The request path (without the query) that failed, as RFC 9457's `instance` member. */

@@ -68,6 +68,7 @@ describe('errors of the site API', () => {
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
     expect(raw).toContain('application/problem+json');
     expect(raw).toContain('"code":"invalid_request"');
+    expect(raw).toContain('"instance":"/api/v1/search"');
   });
 
   describe('absolute-form request targets (RFC 9112 §3.2.2)', () => {
@@ -102,117 +103,190 @@ describe('errors of the site API', () => {
     });
   });
 
-  it.each<[string, string]>([
-    ['garbage', 'GARBAGE\r\n\r\n'],
-    ['a 70 kB URL', `GET /api/v1/search?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`],
-    ['a 70 kB header', `GET /llms.txt HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`],
-    ['a bad Content-Length', 'POST /api/v1/shares HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n'],
+  it.each<[string, string, number]>([
+    ['garbage', 'GARBAGE\r\n\r\n', 400],
+    ['a bad Content-Length', 'POST /api/v1/shares HTTP/1.1\r\nHost: x\r\nContent-Length: ten\r\n\r\n', 400],
+    [
+      'two framings of one body',
+      'POST /api/v1/shares HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n{}',
+      400,
+    ],
+    ['a 70 kB URL', `GET /api/v1/search?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
+    ['a 70 kB header', `GET /llms.txt HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`, 431],
   ])(
     'answers %s with a problem document carrying the headers of every response (spec §4)',
-    async (_, bytes) => {
+    async (_, bytes, status) => {
       const res = await rawRequest(server.url, bytes);
-      expectProblem(res, 400, 'invalid_request');
+      expectProblem(res, status, 'invalid_request');
       expectCommonHeaders(res, 10_000);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers.connection).toBe('close');
       expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
     },
   );
+
+  it.each<[string, string, RegExp]>([
+    ['without Host', 'GET /llms.txt HTTP/1.1\r\nConnection: close\r\n\r\n', /no Host header/],
+    ['with two Host lines', 'GET /llms.txt HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n', /more than one Host/],
+  ])(
+    'answers an HTTP/1.1 request %s with 400 invalid_request (RFC 9112 §3.2), not a bare 400',
+    async (_, bytes, detail) => {
+      const res = await rawRequest(server.url, bytes);
+      const problem = expectProblem(res, 400, 'invalid_request');
+      expect(problem.detail).toMatch(detail);
+      expect(problem.instance).toBe('/llms.txt');
+      expect(res.headers.connection).toBe('close');
+      expectCommonHeaders(res, 10_000);
+    },
+  );
+
+  it('serves an HTTP/1.0 request without Host', async () => {
+    const res = await rawRequest(server.url, 'GET /llms.txt HTTP/1.0\r\n\r\n');
+    expect(res.status).toBe(200);
+  });
+});
+
+describe('a request head that does not arrive in time', () => {
+  it('is answered 408 with a problem document, and the connection closed', async () => {
+    const server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, headersTimeoutMs: 300 });
+    try {
+      // The head never ends: Node's headers timeout fires and the server answers on the socket.
+      const res = await rawRequest(server.url, 'GET /llms.txt HTTP/1.1\r\nHost: x\r\n');
+      expectProblem(res, 408, 'invalid_request');
+      expectCommonHeaders(res, 10_000);
+      expect(res.headers.connection).toBe('close');
+      expect(server.logLines.some((line) => line.msg === 'client error answered with 408')).toBe(true);
+    } finally {
+      await server.close();
+    }
+  });
 });
 
 describe('missing or corrupt generated artifacts', () => {
-  const dist = isolatedDist();
-  const site = builtSite(dist.dir);
-  let server: Awaited<ReturnType<typeof startTestServer>>;
-  const original = (name: string) => site.read(name);
+  const site = builtSite();
+  const page = site.pages[0]!;
 
-  beforeAll(async () => {
-    server = await startTestServer({ distDir: dist.dir, sharesEnabled: false, rateLimit: 10_000 });
-  });
-  afterAll(async () => {
-    await server?.close();
-    dist.remove();
-  });
-
-  it('answers 502 upstream_unavailable while the search index is missing or garbled, and recovers when it returns', async () => {
-    const indexFile = path.join(dist.clientDir, 'search-index.json');
-    const saved = original('search-index.json');
-    const page = site.pages[0]!.path;
-    expect((await request(`${server.url}/api/v1/search?q=agent`)).status).toBe(200);
-
-    rmSync(indexFile);
-    for (const url of [`/api/v1/search?q=agent`, `/api/agent/search?q=agent`, `/api/v1/page?path=${page}`]) {
-      const res = await request(`${server.url}${url}`);
-      const problem = expectProblem(res, 502, 'upstream_unavailable');
-      expect(problem.detail).toContain('search-index.json');
-      expectCommonHeaders(res, 10_000);
+  /** Runs `use` against a server on a copy of the build that `breakIt` damaged before the start. */
+  async function withBrokenBuild(
+    breakIt: (clientDir: string) => void,
+    use: (server: Awaited<ReturnType<typeof startTestServer>>) => Promise<void>,
+  ): Promise<void> {
+    const dist = isolatedDist();
+    breakIt(dist.clientDir);
+    const server = await startTestServer({ distDir: dist.dir, sharesEnabled: false, rateLimit: 10_000 });
+    try {
+      await use(server);
+    } finally {
+      await server.close();
+      dist.remove();
     }
+  }
 
-    for (const garbage of ['{"version": 1, "pages": [', '{"version": 7, "pages": [], "passages": []}', '']) {
-      writeFileSync(indexFile, garbage);
-      expectProblem(await request(`${server.url}/api/v1/search?q=agent`), 502, 'upstream_unavailable');
-    }
-
-    writeFileSync(indexFile, saved);
-    const recovered = await request(
-      `${server.url}/api/v1/search?q=${encodeURIComponent(site.pages[0]!.title)}`,
+  it('answers 502 upstream_unavailable while the search index is missing, and keeps serving pages', async () => {
+    await withBrokenBuild(
+      (dir) => rmSync(path.join(dir, 'search-index.json')),
+      async (server) => {
+        for (const url of [
+          '/api/v1/search?q=agent',
+          '/api/agent/search?q=agent',
+          `/api/v1/page?path=${page.path}`,
+        ]) {
+          const res = await request(`${server.url}${url}`);
+          const problem = expectProblem(res, 502, 'upstream_unavailable');
+          expect(problem.detail).toContain('search-index.json');
+          expectCommonHeaders(res, 10_000);
+        }
+        expect((await request(`${server.url}${page.path}`)).status).toBe(200);
+        expect((await request(`${server.url}/api/v1/topics`)).status).toBe(200);
+        // Logged once, not once per request.
+        expect(server.loggedErrors.filter((line) => /search-index\.json/.test(line.msg))).toHaveLength(1);
+      },
     );
-    expect(recovered.status).toBe(200);
-    expect(recovered.json().results.length).toBeGreaterThan(0);
-    // Pages keep being served while the API's artifact is away.
-    expect((await request(`${server.url}${page}`)).status).toBe(200);
   });
 
-  it('answers 502 for topics while the manifest is missing or garbled, and recovers', async () => {
-    const manifestFile = path.join(dist.clientDir, 'docs-ai.json');
-    const saved = original('docs-ai.json');
-    rmSync(manifestFile);
-    expect(
-      expectProblem(await request(`${server.url}/api/v1/topics`), 502, 'upstream_unavailable').detail,
-    ).toContain('docs-ai.json');
-    writeFileSync(manifestFile, '{"docs": "not a list"}');
-    expectProblem(await request(`${server.url}/api/agent/topics`), 502, 'upstream_unavailable');
-    writeFileSync(manifestFile, saved);
-    expect((await request(`${server.url}/api/v1/topics`)).status).toBe(200);
+  it.each(['{"version": 1, "pages": [', '{"version": 7, "pages": [], "passages": []}', ''])(
+    'answers 502 for a garbled search index (%j), logging it once',
+    async (garbage) => {
+      await withBrokenBuild(
+        (dir) => writeFileSync(path.join(dir, 'search-index.json'), garbage),
+        async (server) => {
+          for (let i = 0; i < 3; i++) {
+            expectProblem(await request(`${server.url}/api/v1/search?q=agent`), 502, 'upstream_unavailable');
+          }
+          expect(server.loggedErrors).toHaveLength(1);
+          expect(server.loggedErrors[0]!.msg).toMatch(/could not be loaded/);
+        },
+      );
+    },
+  );
+
+  it('answers 502 for topics while the manifest is missing or garbled', async () => {
+    for (const breakIt of [
+      (dir: string) => rmSync(path.join(dir, 'docs-ai.json')),
+      (dir: string) => writeFileSync(path.join(dir, 'docs-ai.json'), '{"docs": "not a list"}'),
+    ]) {
+      await withBrokenBuild(breakIt, async (server) => {
+        const res = await request(`${server.url}/api/v1/topics`);
+        expect(expectProblem(res, 502, 'upstream_unavailable').detail).toContain('docs-ai.json');
+        expectProblem(await request(`${server.url}/api/agent/topics`), 502, 'upstream_unavailable');
+      });
+    }
   });
 
-  it('answers 502 for a page whose markdown variant is missing, and recovers', async () => {
-    const page = site.pages[0]!;
-    const file = path.join(dist.clientDir, `${page.path}.md`);
-    const saved = original(`${page.path}.md`);
-    rmSync(file);
-    expectProblem(await request(`${server.url}/api/v1/page?path=${page.path}`), 502, 'upstream_unavailable');
-    writeFileSync(file, saved);
-    expect((await request(`${server.url}/api/v1/page?path=${page.path}`)).json().markdown).toBe(saved);
+  it('answers 502 for a page whose markdown variant is missing', async () => {
+    await withBrokenBuild(
+      (dir) => rmSync(path.join(dir, `${page.path}.md`)),
+      async (server) => {
+        expectProblem(
+          await request(`${server.url}/api/v1/page?path=${page.path}`),
+          502,
+          'upstream_unavailable',
+        );
+      },
+    );
   });
 
   it('answers 502, not 406, to Accept: text/markdown on a page whose markdown variant is missing', async () => {
-    const page = site.pages[0]!;
-    const file = path.join(dist.clientDir, `${page.path}.md`);
-    const saved = original(`${page.path}.md`);
-    rmSync(file);
+    await withBrokenBuild(
+      (dir) => rmSync(path.join(dir, `${page.path}.md`)),
+      async (server) => {
+        for (const accept of ['text/markdown', 'text/markdown, text/html;q=0.5']) {
+          const res = await request(`${server.url}${page.path}`, { headers: { Accept: accept } });
+          const problem = expectProblem(res, 502, 'upstream_unavailable');
+          expect(problem.detail).toContain(page.path);
+          expect(res.headers.vary).toBe('Accept');
+          expect(res.headers['content-location']).toBeUndefined();
+          expectCommonHeaders(res, 10_000);
+        }
+        // The HTML is still there for clients that take it, and 406 stays for clients that take neither.
+        expect(
+          (await request(`${server.url}${page.path}`, { headers: { Accept: 'text/html' } })).status,
+        ).toBe(200);
+        expectProblem(
+          await request(`${server.url}${page.path}`, { headers: { Accept: 'application/json' } }),
+          406,
+          'not_acceptable',
+        );
+      },
+    );
+  });
+
+  it('reads the build once: a file removed after the start is still served from memory', async () => {
+    const dist = isolatedDist();
+    const server = await startTestServer({ distDir: dist.dir, sharesEnabled: false, rateLimit: 10_000 });
     try {
-      for (const accept of ['text/markdown', 'text/markdown, text/html;q=0.5']) {
-        const res = await request(`${server.url}${page.path}`, { headers: { Accept: accept } });
-        const problem = expectProblem(res, 502, 'upstream_unavailable');
-        expect(problem.detail).toContain(page.path);
-        expect(res.headers.vary).toBe('Accept');
-        expect(res.headers['content-location']).toBeUndefined();
-        expectCommonHeaders(res, 10_000);
-      }
-      // The HTML is still there for clients that take it, and 406 stays for clients that take neither.
-      expect((await request(`${server.url}${page.path}`, { headers: { Accept: 'text/html' } })).status).toBe(
-        200,
-      );
-      expectProblem(
-        await request(`${server.url}${page.path}`, { headers: { Accept: 'application/json' } }),
-        406,
-        'not_acceptable',
-      );
+      const first = await request(`${server.url}/llms.txt`);
+      rmSync(path.join(dist.clientDir, 'llms.txt'));
+      const again = await request(`${server.url}/llms.txt`);
+      expect(again.status).toBe(200);
+      expect(again.text).toBe(first.text);
+      // A file listed at the start but gone before its first request is a broken build: 502.
+      rmSync(path.join(dist.clientDir, 'agents.md'));
+      expectProblem(await request(`${server.url}/agents.md`), 502, 'upstream_unavailable');
     } finally {
-      writeFileSync(file, saved);
+      await server.close();
+      dist.remove();
     }
-    const recovered = await request(`${server.url}${page.path}`, { headers: { Accept: 'text/markdown' } });
-    expect(recovered.status).toBe(200);
-    expect(recovered.text).toBe(saved);
   });
 });
 
@@ -238,7 +312,12 @@ describe('unexpected failures', () => {
       const problem = expectProblem(res, 500, 'internal_error');
       expect(problem.error).toBe(problem.detail);
       expectCommonHeaders(res, 10_000);
+      // One error line for the request, with its id and the stack; the client saw neither.
       expect(server.loggedErrors).toHaveLength(1);
+      const logged = server.loggedErrors[0]!;
+      expect(logged.reqId).toBe(res.headers['x-request-id']);
+      expect(logged.status).toBe(500);
+      expect(logged.err?.stack).toMatch(/\n\s+at /);
       expect((await request(`${server.url}/api/v1/topics`)).status).toBe(200);
     } finally {
       await server.close();

@@ -1,10 +1,14 @@
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { negotiate } from '../../server/http/accept.ts';
 import { clientAddress } from '../../server/http/client-address.ts';
+import { appendVary, chooseEncoding, isCompressible } from '../../server/http/compression.ts';
 import { createRateLimiter } from '../../server/http/rate-limiter.ts';
 import { originForm } from '../../server/http/request-target.ts';
-import { resolveStatic, safeSegments } from '../../server/http/static-files.ts';
+import { createStaticSite, safeSegments } from '../../server/http/static-files.ts';
 
 describe('Accept negotiation (negotiator)', () => {
   const offers = ['text/html', 'text/markdown'] as const;
@@ -30,6 +34,56 @@ describe('Accept negotiation (negotiator)', () => {
     ['text/html;q=0, text/markdown;q=0', undefined],
   ])('Accept %j picks %j', (header, expected) => {
     expect(negotiate(header, offers)).toBe(expected);
+  });
+});
+
+describe('Accept-Encoding negotiation (negotiator)', () => {
+  it.each<[string | undefined, string]>([
+    [undefined, 'identity'],
+    ['', 'identity'],
+    ['gzip', 'gzip'],
+    ['gzip, deflate, br', 'br'],
+    ['gzip, deflate, br, zstd', 'br'],
+    ['br;q=0.5, gzip', 'gzip'],
+    ['*', 'br'],
+    ['identity', 'identity'],
+    ['deflate', 'identity'],
+    ['gzip;q=0, br;q=0', 'identity'],
+    ['*;q=0', 'identity'],
+    ['GZIP', 'gzip'],
+  ])('Accept-Encoding %j gets %j', (header, expected) => {
+    expect(chooseEncoding(header)).toBe(expected);
+  });
+
+  it('compresses text formats only', () => {
+    for (const type of [
+      'text/html; charset=utf-8',
+      'text/markdown; charset=utf-8',
+      'application/json; charset=utf-8',
+      'application/problem+json; charset=utf-8',
+      'application/xml; charset=utf-8',
+      'text/javascript; charset=utf-8',
+      'image/svg+xml',
+    ]) {
+      expect(isCompressible(type), type).toBe(true);
+    }
+    for (const type of ['image/png', 'font/woff2', 'application/octet-stream', 'application/wasm']) {
+      expect(isCompressible(type), type).toBe(false);
+    }
+  });
+
+  it('adds Accept-Encoding to Vary once, after the members already there', () => {
+    const headers = new Map<string, string>();
+    const res = {
+      getHeader: (name: string) => headers.get(name),
+      setHeader: (name: string, value: string) => headers.set(name, value),
+    } as unknown as Parameters<typeof appendVary>[0];
+    appendVary(res, 'Accept-Encoding');
+    expect(headers.get('Vary')).toBe('Accept-Encoding');
+    headers.set('Vary', 'Accept');
+    appendVary(res, 'Accept-Encoding');
+    appendVary(res, 'accept-encoding');
+    expect(headers.get('Vary')).toBe('Accept, Accept-Encoding');
   });
 });
 
@@ -65,6 +119,22 @@ describe('client address', () => {
 });
 
 describe('static path resolution', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-static-'));
+  const write = (relative: string, text = relative) => {
+    mkdirSync(path.dirname(path.join(dir, relative)), { recursive: true });
+    writeFileSync(path.join(dir, relative), text);
+  };
+  write('index.html');
+  write('index.md');
+  write('docs/a/index.html');
+  write('docs/a.md');
+  write('docs/b c/index.html');
+  write('llms.txt');
+  symlinkSync(path.join(dir, 'llms.txt'), path.join(dir, 'linked.txt'));
+  symlinkSync(path.join(dir, 'missing.txt'), path.join(dir, 'dangling.txt'));
+  const site = createStaticSite(dir);
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
   it('refuses dot segments, encoded separators, NUL and empty segments', () => {
     for (const bad of ['/../x', '/a/%2e%2e/x', '/a%2fb', '/a%5cb', '/a%00', '/a//b', 'relative', '/%zz']) {
       expect(safeSegments(bad), bad).toBeUndefined();
@@ -72,8 +142,42 @@ describe('static path resolution', () => {
     expect(safeSegments('/docs/a%20b')).toEqual(['docs', 'a b']);
   });
 
-  it('finds nothing outside the client directory', () => {
-    expect(resolveStatic('/nonexistent-dir', '/docs/x', '').kind).toBe('none');
+  it('lists the build once and resolves pages, files and trailing slashes from memory', () => {
+    expect(site.size).toBe(7);
+    expect(site.resolve('/', '')).toMatchObject({ kind: 'page', html: { sitePath: '/index.html' } });
+    expect(site.resolve('/docs/a', '')).toMatchObject({
+      kind: 'page',
+      html: { sitePath: '/docs/a/index.html' },
+      markdown: { sitePath: '/docs/a.md' },
+    });
+    expect(site.resolve('/docs/b%20c', '')).toMatchObject({ kind: 'page', markdown: undefined });
+    expect(site.resolve('/docs/a/', '?x=1')).toEqual({ kind: 'redirect', location: '/docs/a?x=1' });
+    expect(site.resolve('/llms.txt', '')).toMatchObject({ kind: 'file', file: { sitePath: '/llms.txt' } });
+    expect(site.resolve('/linked.txt', '')).toMatchObject({ kind: 'file' });
+    for (const none of [
+      '/dangling.txt',
+      '/docs/a/index.html',
+      '/docs/nope',
+      '/llms.txt/',
+      '/docs/../llms.txt',
+    ]) {
+      expect(site.resolve(none, '').kind, none).toBe('none');
+    }
+  });
+
+  it('finds nothing when the build output does not exist', () => {
+    const missing = createStaticSite('/nonexistent-dir');
+    expect(missing.size).toBe(0);
+    expect(missing.resolve('/docs/x', '').kind).toBe('none');
+  });
+
+  it('reads a file once and keeps each coding it was asked for', async () => {
+    const file = site.file('llms.txt')!;
+    const first = await file.representation('identity');
+    expect(first.body.toString()).toBe('llms.txt');
+    expect(first.etag).toMatch(/^"[\w-]{27}"$/);
+    // Below the compression threshold every coding is the identity form, made once.
+    expect(file.representation('br')).toBe(first);
   });
 });
 

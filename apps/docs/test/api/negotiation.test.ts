@@ -45,7 +45,7 @@ describe('documentation pages and static files', () => {
     ])('%s → %s', async (_, accept, expected) => {
       const res = await get(page.path, accept);
       expect(res.status).toBe(200);
-      expect(res.headers.vary).toBe('Accept');
+      expect(res.headers.vary).toBe('Accept, Accept-Encoding');
       expectCommonHeaders(res, 10_000);
       if (expected === 'html') {
         expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -161,7 +161,7 @@ describe('documentation pages and static files', () => {
         expect(res.status, urlPath).toBe(404);
         expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
         expect(res.text).toBe(site.read('404.html'));
-        expect(res.headers.vary).toBe('Accept');
+        expect(res.headers.vary).toBe('Accept, Accept-Encoding');
         expectCommonHeaders(res, 10_000);
       }
     });

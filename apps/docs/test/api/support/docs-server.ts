@@ -4,6 +4,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isProblem, type Problem } from '@switchyard/shared';
+import { type LevelWithSilent, type Logger, pino } from 'pino';
 import { expect } from 'vitest';
 import { type DocsServerOptions, type RunningDocsServer, startDocsServer } from '../../../server/server.ts';
 import { DOCS_APP_DIR } from '../../../server/settings.ts';
@@ -42,24 +43,55 @@ export function isolatedDist(): { dir: string; clientDir: string; remove(): void
   };
 }
 
-/** Starts the front server on a free loopback port; errors it logs are collected, not printed. */
+/** One line the server logged, as pino wrote it. */
+export interface LogLine {
+  level: number;
+  msg: string;
+  reqId?: string;
+  err?: { message: string; stack: string };
+  [field: string]: unknown;
+}
+
+/** A pino logger that keeps its lines in memory, so tests can read what the server logged. */
+export function memoryLogger(level: LevelWithSilent = 'debug'): { logger: Logger; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line)) });
+  return { logger, lines };
+}
+
+/** pino's level number for `error`: lines at or above it are failures of the server. */
+export const ERROR_LEVEL = 50;
+
+/**
+ * Starts the front server on a free loopback port. What it logs is kept, not printed: `logLines`
+ * holds every line, `loggedErrors` the error lines (unexpected failures, broken artifacts).
+ */
 export async function startTestServer(
   options: DocsServerOptions = {},
-): Promise<RunningDocsServer & { loggedErrors: unknown[] }> {
-  const loggedErrors: unknown[] = [];
+): Promise<RunningDocsServer & { loggedErrors: LogLine[]; logLines: LogLine[] }> {
+  const { logger, lines } = memoryLogger();
   const running = await startDocsServer({
     port: 0,
     host: '127.0.0.1',
     distDir: builtDist(),
-    logError: (error) => loggedErrors.push(error),
+    logger,
     ...options,
   });
-  return Object.assign(running, { loggedErrors });
+  // A getter, so it reads the lines logged up to the moment it is used.
+  return Object.defineProperties(
+    running as RunningDocsServer & { loggedErrors: LogLine[]; logLines: LogLine[] },
+    {
+      logLines: { value: lines },
+      loggedErrors: { get: () => lines.filter((line) => line.level >= ERROR_LEVEL) },
+    },
+  );
 }
 
 export interface TestResponse {
   status: number;
   headers: IncomingHttpHeaders;
+  /** The body as received (still compressed when Content-Encoding says so). */
+  body: Buffer;
   text: string;
   json<T = any>(): T;
 }
@@ -95,10 +127,12 @@ export function request(url: string, options: RequestOptions = {}): Promise<Test
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
+          const body = Buffer.concat(chunks);
+          const text = body.toString('utf8');
           resolve({
             status: res.statusCode ?? 0,
             headers: res.headers,
+            body,
             text,
             json: () => JSON.parse(text),
           });
@@ -156,6 +190,7 @@ export function parseRawResponse(raw: string): TestResponse {
   return {
     status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(statusLine)?.[1] ?? 0),
     headers,
+    body: Buffer.from(text),
     text,
     json: () => JSON.parse(text),
   };
