@@ -159,6 +159,9 @@ describe('JSON request bodies: nesting depth (issue 8)', () => {
       response,
       new RegExp(`nested .*deeper than ${MAX_JSON_DEPTH}|limit is ${MAX_JSON_DEPTH}`),
     );
+    expect(response.body.errors).toEqual([
+      { field: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` },
+    ]);
     expect((await call(base, 'GET', `/api/v1/nodes/${id}`)).status).toBe(404);
   });
 

@@ -12,6 +12,17 @@ interface RawBodyError extends Error {
   status?: number;
 }
 
+/**
+ * A 400 about the body as a whole; `errors` names `(body)`, as every invalid body of either app
+ * lists its failing fields.
+ */
+function invalidBody(detail: string, message: string, resolution?: string): ProblemError {
+  return new ProblemError('invalid_request', detail, {
+    resolution,
+    extensions: { errors: [{ field: '(body)', message }] },
+  });
+}
+
 /** The body's declared length, when the request declares one raw-body can hold it to. */
 function declaredLength(ctx: Context): number | undefined {
   const header = ctx.get('content-length');
@@ -66,20 +77,20 @@ export async function readJsonBody(ctx: Context, limit = DEFAULT_BODY_LIMIT): Pr
   const text = await readBodyText(ctx, limit);
   if (text.trim() === '') return undefined;
   if (type && !/json/i.test(type)) {
-    throw new ProblemError('invalid_request', `Send the body as application/json (got ${type}).`);
+    throw invalidBody(`Send the body as application/json (got ${type}).`, 'not application/json');
   }
   const depth = jsonTextDepth(text);
   if (depth > MAX_JSON_DEPTH) {
-    throw new ProblemError(
-      'invalid_request',
+    throw invalidBody(
       `The JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH} levels of objects and arrays.`,
-      { resolution: `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.` },
+      `nested deeper than ${MAX_JSON_DEPTH} levels`,
+      `Send JSON nested at most ${MAX_JSON_DEPTH} levels deep.`,
     );
   }
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw new ProblemError('invalid_request', `The body is not valid JSON: ${(error as Error).message}`);
+    throw invalidBody(`The body is not valid JSON: ${(error as Error).message}`, 'not valid JSON');
   }
 }
 

@@ -98,12 +98,14 @@ export function jsonBodyProblems(limitBytes: number, invalidField: ProblemCase):
     {
       code: 'invalid_request',
       when: 'The body is not JSON, or not sent as application/json.',
-      detail: 'The body is not valid JSON: Unexpected token } in JSON at position 7',
+      detail: 'The body is not valid JSON: Unexpected end of JSON input',
+      extensions: { errors: [{ field: '(body)', message: 'not valid JSON' }] },
     },
     {
       code: 'invalid_request',
       when: `The JSON is nested deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`,
       detail: `The JSON body is nested 5001 levels deep; the limit is ${MAX_JSON_DEPTH} levels of objects and arrays.`,
+      extensions: { errors: [{ field: '(body)', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }] },
     },
     {
       code: 'payload_too_large',
