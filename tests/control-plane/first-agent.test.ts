@@ -143,6 +143,8 @@ beforeAll(async () => {
       ...(database.url ? { DATABASE_URL: database.url } : {}),
       // The example heartbeats every 5 s, so the TTL stays above that; everything else is short.
       SWITCHYARD_NODE_LIFECYCLE_HEARTBEAT_TTL: '8s',
+      // A just-started agent is killed below: hold it to the TTL, not to the 30 s SDK rhythm assumed by default.
+      SWITCHYARD_NODE_LIFECYCLE_ASSUMED_HEARTBEAT_INTERVAL: '0',
       SWITCHYARD_NODE_LIFECYCLE_SWEEP_INTERVAL: '250ms',
       SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL: '300ms',
       SWITCHYARD_NODE_HEALTH_CHECK_TIMEOUT: '1s',

@@ -130,11 +130,12 @@ export const RHYTHM_FACTOR = 3;
 
 /**
  * How fast the observed interval forgets a long gap: it halves over this much time of faster
- * heartbeats. Slow enough that an extra report between two regular heartbeats does not shrink
- * the lease under the next one; fast enough that an agent that now heartbeats every 5 s is taken
- * offline within the TTL floor again a few minutes later.
+ * signs of life. Slow enough that a burst of reports between two regular heartbeats (up to about
+ * 45 s of them: 3 x 0.5^(45/30) > 1) leaves the lease longer than the next regular gap; fast
+ * enough that an agent heartbeating every 5 s is back on the TTL floor about 80 s after it
+ * registered (the assumed 30 s halves to 15 s, then to under 5 s).
  */
-export const RHYTHM_HALF_LIFE_MS = 120_000;
+export const RHYTHM_HALF_LIFE_MS = 30_000;
 
 /** The settings the rhythm rule reads. */
 export interface RhythmSettings {
