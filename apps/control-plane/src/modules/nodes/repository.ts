@@ -390,16 +390,72 @@ export interface RecordedHeartbeat {
 }
 
 /**
- * Records a sign of life in one statement: last heartbeat, last seen, the observed heartbeat
- * interval (see lifecycle.nextObservedInterval, computed here in SQL from the previous
- * heartbeat) and a lease renewed for lifecycle.leaseTtlMs of that interval. With no version it
- * applies to the node's most recently registered instance, a live one before an evicted one. A
- * sign of life from an evicted instance revives it: `evicted_at` is cleared (its registration
- * is all still there) and its next health probe is due at once. The row is locked by the inner
- * SELECT ... FOR UPDATE, so two heartbeats of one instance measure their gaps one after the
- * other; and because this is a single UPDATE, a sweep that runs at the same moment either sees
- * the renewed lease or ran entirely before it, so a live agent is never left marked offline by a
- * race on any replica.
+ * One sign-of-life UPDATE of the live (or, with `evicted`, the evicted) instance the heartbeat
+ * names. Every expression on the right of SET reads the row as it was before this statement, so
+ * the gap since the previous heartbeat, the new observed interval
+ * (lifecycle.nextObservedInterval in SQL) and the lease it earns (lifecycle.leaseTtlMs) are all
+ * computed from one locked row in one statement.
+ */
+async function touchInstance(
+  db: Executor,
+  nodeId: string,
+  version: string | undefined,
+  at: Date,
+  rhythm: RhythmSettings,
+  evicted: boolean,
+): Promise<NodeInstanceRecord | undefined> {
+  const state = evicted ? 'evicted_at is not null' : 'evicted_at is null';
+  const target =
+    version !== undefined
+      ? db.raw('node_id = ? and version = ?', [nodeId, version])
+      : db.raw(
+          `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ? and ${state}
+             order by registered_at desc, version desc limit 1)`,
+          [nodeId],
+        );
+  const gap = `(extract(epoch from (:at::timestamptz - last_heartbeat)) * 1000)`;
+  const observed = `(case when last_heartbeat is null or ${gap} <= 0 or ${gap} > :cap then heartbeat_interval_ms
+      else greatest(${gap}, coalesce(heartbeat_interval_ms, :assumed) * power(0.5, ${gap} / :halfLife)) end)`;
+  const result = await db.raw(
+    `update ${TABLE}
+        set last_heartbeat = :at, last_seen_at = :at, heartbeat_interval_ms = ${observed},
+            evicted_at = null,
+            -- A revived instance is probed at the monitor's next round.
+            next_check_at = case when evicted_at is null then next_check_at else null end,
+            -- Stopped and shut-down instances keep their released lease: start renews it.
+            lease_expires_at = case when admin_state = 'active'
+              then :at::timestamptz
+                   + greatest(:floor, least(:cap, :factor * coalesce(${observed}, :assumed)))
+                     * interval '1 millisecond'
+              else lease_expires_at end
+      where :target and ${state}
+  returning *`,
+    {
+      at,
+      floor: rhythm.heartbeatTtlMs,
+      cap: rhythm.maxHeartbeatTtlMs,
+      assumed: rhythm.assumedHeartbeatIntervalMs,
+      factor: RHYTHM_FACTOR,
+      halfLife: RHYTHM_HALF_LIFE_MS,
+      target,
+    },
+  );
+  const row = (result.rows as InstanceRow[])[0];
+  return row ? toRecord(row) : undefined;
+}
+
+/**
+ * Records a sign of life: last heartbeat, last seen, the observed heartbeat interval and a lease
+ * renewed for what that interval earns, in one UPDATE. With no version it applies to the node's
+ * most recently registered live instance. Because the common case is a single statement, a sweep
+ * running at the same moment on any replica either sees the renewed lease or ran entirely
+ * before it, so a live agent is never left marked offline by a race.
+ *
+ * Only when no live instance matches does a second statement look among evicted ones (the most
+ * recently registered, or the named version) and revive it: `evicted_at` is cleared, and its
+ * registration is all still there. A revival that a concurrent heartbeat of the same instance
+ * won finds nothing evicted any more; the live statement then applies, so neither heartbeat is
+ * answered 404.
  */
 export async function recordHeartbeat(
   db: Executor,
@@ -408,50 +464,12 @@ export async function recordHeartbeat(
   at: Date,
   rhythm: RhythmSettings,
 ): Promise<RecordedHeartbeat | undefined> {
-  const target =
-    version !== undefined
-      ? db.raw('node_id = ? and version = ?', [nodeId, version])
-      : db.raw(
-          `(node_id, version) = (select node_id, version from ${TABLE} where node_id = ?
-             order by evicted_at is null desc, registered_at desc, version desc limit 1)`,
-          [nodeId],
-        );
-  const { heartbeatTtlMs: floor, maxHeartbeatTtlMs: cap, assumedHeartbeatIntervalMs: assumed } = rhythm;
-  const result = await db.raw(
-    `update ${TABLE} as t
-        set last_heartbeat = :at, last_seen_at = :at, heartbeat_interval_ms = r.interval_ms,
-            evicted_at = null,
-            next_check_at = case when r.was_evicted then null else t.next_check_at end,
-            -- Stopped and shut-down instances keep their released lease: start renews it.
-            lease_expires_at = case when t.admin_state = 'active'
-              then :at::timestamptz
-                   + greatest(:floor, least(:cap, :factor * coalesce(r.interval_ms, :assumed)))
-                     * interval '1 millisecond'
-              else t.lease_expires_at end
-       from (select node_id, version, was_evicted,
-                    case when gap_ms is null or gap_ms <= 0 or gap_ms > :cap then interval_ms
-                         else greatest(gap_ms, coalesce(interval_ms, :assumed) * power(0.5, gap_ms / :halfLife))
-                    end as interval_ms
-               from (select node_id, version, heartbeat_interval_ms as interval_ms,
-                            evicted_at is not null as was_evicted,
-                            extract(epoch from (:at::timestamptz - last_heartbeat)) * 1000 as gap_ms
-                       from ${TABLE}
-                      where :target
-                        for update) as previous) as r
-      where t.node_id = r.node_id and t.version = r.version
-  returning t.*, r.was_evicted`,
-    {
-      at,
-      floor,
-      cap,
-      assumed,
-      factor: RHYTHM_FACTOR,
-      halfLife: RHYTHM_HALF_LIFE_MS,
-      target,
-    },
-  );
-  const row = (result.rows as Array<InstanceRow & { was_evicted: boolean }>)[0];
-  return row ? { record: toRecord(row), revived: row.was_evicted } : undefined;
+  const live = await touchInstance(db, nodeId, version, at, rhythm, false);
+  if (live) return { record: live, revived: false };
+  const revived = await touchInstance(db, nodeId, version, at, rhythm, true);
+  if (revived) return { record: revived, revived: true };
+  const raced = await touchInstance(db, nodeId, version, at, rhythm, false);
+  return raced ? { record: raced, revived: false } : undefined;
 }
 
 /**
