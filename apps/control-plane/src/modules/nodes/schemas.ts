@@ -110,17 +110,8 @@ export const ReasonerSpecSchema = z.object({
 });
 export type ReasonerSpec = z.infer<typeof ReasonerSpecSchema>;
 
-/** One skill as an agent registers it. */
-export const SkillSpecSchema = z.object({
-  id: FunctionId,
-  description: nullable(z.string().max(4000)),
-  input_schema: nullable(JsonObject),
-  output_schema: nullable(JsonObject),
-  tags: Tags,
-  proposed_tags: nullable(TagList),
-  accepts_webhook: nullable(z.boolean()),
-  examples: nullable(z.array(z.unknown()).max(50)),
-});
+/** One skill as an agent registers it: a reasoner's members without `memory_config`. */
+export const SkillSpecSchema = ReasonerSpecSchema.omit({ memory_config: true });
 export type SkillSpec = z.infer<typeof SkillSpecSchema>;
 
 /**
