@@ -233,7 +233,8 @@ function startServer(distDir) {
     let output = '';
     const onData = (chunk) => {
       output += chunk;
-      const match = /listening on (\S+)/.exec(output);
+      // The server logs JSON lines: the URL ends at the closing quote of the message.
+      const match = /listening on (https?:\/\/[^\s"]+)/.exec(output);
       if (match) resolve({ url: match[1], stop: () => child.kill('SIGTERM') });
     };
     child.stdout.on('data', onData);

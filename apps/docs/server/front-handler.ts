@@ -11,7 +11,7 @@ import type { RateLimiter, RateLimitState } from './http/rate-limiter.ts';
 import { ClientAbortError } from './http/request-body.ts';
 import { originForm } from './http/request-target.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
-import { type BuildFile, type StaticSite, sendFile } from './http/static-files.ts';
+import { type BuildFile, type Representation, type StaticSite, sendFile } from './http/static-files.ts';
 import type { SharePages } from './shares/share-pages.ts';
 
 export const API_VERSION = 'v1';
@@ -31,6 +31,8 @@ export interface FrontHandlerDeps {
   logger: Logger;
   /** True once the server is shutting down: answers then ask the client to close the connection. */
   draining: () => boolean;
+  /** Called when a response has ended (sent, or its connection closed). */
+  onResponseClosed?: () => void;
 }
 
 /** Headers the browser may read on cross-origin API calls (agents in web pages use the API). */
@@ -65,7 +67,8 @@ function spendsBudget(pathname: string): boolean {
 interface Target {
   pathname: string;
   search: string;
-  query: URLSearchParams;
+  /** The parsed query, or undefined when the target has none. */
+  query: URLSearchParams | undefined;
 }
 
 /** The path part of the request target, or undefined when the target is not a usable path. */
@@ -74,8 +77,10 @@ function parseTarget(rawTarget: string): Target | undefined {
   if (rawUrl === undefined) return undefined;
   const queryAt = rawUrl.indexOf('?');
   // The raw path is kept, dot segments unresolved, so `/a/../b` is not a way around rules.
-  const pathname = (queryAt < 0 ? rawUrl : rawUrl.slice(0, queryAt)).split('#')[0]!;
-  if (queryAt < 0) return { pathname, search: '', query: new URLSearchParams() };
+  const pathEnd = queryAt < 0 ? rawUrl.length : queryAt;
+  const hashAt = rawUrl.indexOf('#');
+  const pathname = rawUrl.slice(0, hashAt >= 0 && hashAt < pathEnd ? hashAt : pathEnd);
+  if (queryAt < 0) return { pathname, search: '', query: undefined };
   try {
     // The URL parser percent-encodes what a header may not carry (the search goes into Location).
     const url = new URL(rawUrl, 'http://docs.invalid');
@@ -83,6 +88,15 @@ function parseTarget(rawTarget: string): Target | undefined {
   } catch {
     return undefined;
   }
+}
+
+interface FileOptions {
+  status?: number;
+  /** The file is one representation of a negotiated page (Vary: Accept). */
+  varyAccept?: boolean;
+  /** A link-value to send besides the deprecation-policy link. */
+  link?: string;
+  contentLocation?: string;
 }
 
 /** One request and what every answer to it carries. */
@@ -122,15 +136,29 @@ export function createFrontHandler(
    * When nothing was set on the response yet, every header goes out in one `writeHead` call:
    * setting a score of headers one by one was a measurable share of a page request.
    */
-  async function sendBuildFile(
+  function sendBuildFile(
     x: Exchange,
     file: BuildFile,
     urlPath: string,
-    options: { status?: number; varyAccept?: boolean; link?: string; contentLocation?: string } = {},
-  ): Promise<void> {
+    options: FileOptions = {},
+  ): Promise<void> | undefined {
     const pending = file.representation(chooseEncoding(x.req.headers['accept-encoding']));
-    const form = pending instanceof Promise ? await pending : pending;
-    const headers = x.applied ? [] : x.common.slice();
+    // Synchronous once the form is in memory: no promise, no extra turn of the event loop.
+    if (pending instanceof Promise)
+      return pending.then((form) => writeBuildFile(x, file, form, urlPath, options));
+    writeBuildFile(x, file, pending, urlPath, options);
+    return undefined;
+  }
+
+  function writeBuildFile(
+    x: Exchange,
+    file: BuildFile,
+    form: Representation,
+    urlPath: string,
+    options: FileOptions,
+  ): void {
+    // The common headers are not needed again once they go out with this file: extend them in place.
+    const headers = x.applied ? [] : x.common;
     if (!x.applied)
       headers.push('Link', options.link ? `${deprecationLink}, ${options.link}` : deprecationLink);
     else if (options.link) appendLink(x.res, options.link);
@@ -143,27 +171,24 @@ export function createFrontHandler(
     });
   }
 
-  async function sendNotFound(x: Exchange, pathname: string): Promise<void> {
+  function sendNotFound(x: Exchange, pathname: string): Promise<void> | undefined {
     // Every non-2xx is a problem document (spec §7) unless the client ranks HTML above it, as
     // browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
     const preferred = negotiate(x.req.headers.accept, NOT_FOUND_OFFERS);
     const page = preferred === 'text/html' ? deps.files.file('404.html') : undefined;
-    if (page) {
-      await sendBuildFile(x, page, '/404.html', { status: 404, varyAccept: true });
-      return;
-    }
+    if (page) return sendBuildFile(x, page, '/404.html', { status: 404, varyAccept: true });
     x.res.setHeader('Vary', 'Accept');
     throw new ProblemError('not_found', `Nothing is published at ${pathname.slice(0, 200)}.`, {
       available_endpoints: availableEndpoints(),
     });
   }
 
-  async function sendPage(
+  function sendPage(
     x: Exchange,
     pathname: string,
     html: BuildFile,
     markdown: BuildFile | undefined,
-  ): Promise<void> {
+  ): Promise<void> | undefined {
     // Every page is built with a markdown variant, so both are always on offer: a variant missing
     // from dist is a broken build (502, as /api/v1/page answers), not a client asking wrongly.
     const chosen = negotiate(x.req.headers.accept, PAGE_OFFERS);
@@ -187,17 +212,16 @@ export function createFrontHandler(
           },
         );
       }
-      await sendBuildFile(x, markdown, markdownPath, { varyAccept: true, contentLocation: markdownPath });
-      return;
+      return sendBuildFile(x, markdown, markdownPath, { varyAccept: true, contentLocation: markdownPath });
     }
-    await sendBuildFile(x, html, pathname, {
+    return sendBuildFile(x, html, pathname, {
       varyAccept: true,
       ...(markdown ? { link: `<${markdownPath}>; rel="alternate"; type="text/markdown"` } : {}),
     });
   }
 
   function prepare(req: IncomingMessage, res: ServerResponse): Exchange {
-    const requestId = trackRequest(deps.logger, req, res);
+    const requestId = trackRequest(deps.logger, req, res, deps.onResponseClosed);
     const target = parseTarget(req.url ?? '');
     const pathname = target?.pathname ?? '';
     const client = clientAddress(req, deps.trustedProxyHops);
@@ -217,7 +241,8 @@ export function createFrontHandler(
     return { req, res, common, applied: false, target, budget };
   }
 
-  async function dispatch(x: Exchange): Promise<void> {
+  /** Answers the request; returns a promise only when the answer is not ready at once. */
+  function dispatch(x: Exchange): Promise<void> | undefined {
     const { req, res, target, budget } = x;
     const pathname = target?.pathname ?? '';
     const hostProblem = hostHeaderProblem(req);
@@ -239,20 +264,20 @@ export function createFrontHandler(
       applyCommon(x);
       res.setHeader('Access-Control-Allow-Origin', '*');
       res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-      await deps.api.handle({ req, res, query: target.query, site: deps.site }, pathname);
-      return;
+      const query = target.query ?? new URLSearchParams();
+      return deps.api.handle({ req, res, query, site: deps.site }, pathname);
     }
     if (deps.sharePages.owns(pathname)) {
       applyCommon(x);
-      if (!(await deps.sharePages.handle(req, res, pathname))) await sendNotFound(x, pathname);
-      return;
+      return deps.sharePages.handle(req, res, pathname).then((found) => {
+        if (!found) return sendNotFound(x, pathname);
+      });
     }
     const resolved = deps.files.resolve(pathname, target.search);
     const method = req.method ?? 'GET';
     if (resolved.kind === 'none') {
       req.resume();
-      await sendNotFound(x, pathname);
-      return;
+      return sendNotFound(x, pathname);
     }
     if (method !== 'GET' && method !== 'HEAD') {
       req.resume();
@@ -269,11 +294,9 @@ export function createFrontHandler(
         res.end();
         return;
       case 'page':
-        await sendPage(x, pathname, resolved.html, resolved.markdown);
-        return;
+        return sendPage(x, pathname, resolved.html, resolved.markdown);
       case 'file':
-        await sendBuildFile(x, resolved.file, pathname);
-        return;
+        return sendBuildFile(x, resolved.file, pathname);
     }
   }
 
@@ -302,6 +325,10 @@ export function createFrontHandler(
 
   return (req, res) => {
     const exchange = prepare(req, res);
-    dispatch(exchange).catch((error: unknown) => fail(exchange, error));
+    try {
+      dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
+    } catch (error) {
+      fail(exchange, error);
+    }
   };
 }

@@ -166,13 +166,11 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     sharePages: shares.pages,
     logger,
     draining: () => draining,
-  });
-  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
     // While draining, a connection whose last answer is out is closed at once instead of idling
     // until its keep-alive timeout, so close() resolves as soon as the work under way is done.
-    res.once('close', () => {
+    onResponseClosed: () => {
       if (draining) server.closeIdleConnections();
-    });
+    },
   });
   server.on('request', handler);
   // Expect: 100-continue (RFC 9110 §10.1.1): a publish whose declared body is over the limit, or
@@ -271,23 +269,13 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger(settings.logLevel);
-  let running: RunningDocsServer;
-  try {
-    running = await startDocsServer({ ...settings, logger });
-  } catch (error) {
-    logger.fatal({ err: error }, 'failed to start');
-    process.exitCode = 1;
-    return;
-  }
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: stopping without waiting for requests under way');
-      process.exit(1);
-    }
-    stopping = true;
+  let running: RunningDocsServer | undefined;
+  let stopping: NodeJS.Signals | undefined;
+  const shutDown = (server: RunningDocsServer, signal: NodeJS.Signals) => {
+    // close() stops listening before it first waits, so once this line is out no connection is taken.
+    const closing = server.close({ graceMs: settings.shutdownGraceMs });
     logger.info({ signal, graceMs: settings.shutdownGraceMs }, 'shutting down: finishing requests under way');
-    running.close({ graceMs: settings.shutdownGraceMs }).then(
+    closing.then(
       () => {
         logger.info('stopped');
         process.exit(0);
@@ -298,8 +286,28 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  // Listening before the server starts: a signal that arrives while the database opens is
+  // honoured once the start is complete, instead of killing the process half-way.
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal: stopping without waiting for requests under way');
+      process.exit(1);
+    }
+    stopping = signal;
+    if (running) shutDown(running, signal);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    running = await startDocsServer({ ...settings, logger });
+  } catch (error) {
+    logger.fatal({ err: error }, 'failed to start');
+    process.exitCode = 1;
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    return;
+  }
+  if (stopping) shutDown(running, stopping);
 }
 
 if (isMainModule(import.meta.url)) void main();

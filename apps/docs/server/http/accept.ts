@@ -57,11 +57,16 @@ export function negotiate<T extends string>(header: string | undefined, offers: 
  * arbitrary headers cannot grow it.
  */
 const memos = new Map<string, Map<string, string | undefined>>();
+const memoByList = new WeakMap<readonly string[], string>();
 const MEMO_LIMIT = 256;
 
 /** The memo of one offer list; offer lists are constants of the code, so there are few. */
 function memoOf(offers: readonly string[]): Map<string, string | undefined> {
-  const key = offers.join(',');
+  let key = memoByList.get(offers);
+  if (key === undefined) {
+    key = offers.join(',');
+    memoByList.set(offers, key);
+  }
   let memo = memos.get(key);
   if (!memo) {
     memo = new Map();

@@ -20,8 +20,9 @@ export const COMPRESSION_THRESHOLD = 1024;
 
 /**
  * Accept-Encoding values repeat: every browser sends one of a handful. Remembering the choice per
- * distinct value saves negotiator's parse on each request, which the static-page benchmark shows
- * (bench/docs-api/README.md); the memo is emptied when it fills so odd values cannot grow it.
+ * distinct value saves negotiator's parse on each request, as for Accept (see http/accept.ts,
+ * whose parse showed in the static-page profile); the memo is emptied when it fills so odd values
+ * cannot grow it.
  */
 const chosenByHeader = new Map<string, Encoding>();
 const MEMO_LIMIT = 256;

@@ -53,10 +53,17 @@ export function markFailed(res: ServerResponse, error: unknown): void {
  * was about 8 % of a page request's CPU time at the `info` level, where no request line is
  * written (bench/docs-api/README.md).
  */
-export function trackRequest(logger: Logger, req: IncomingMessage, res: ServerResponse): string {
+export function trackRequest(
+  logger: Logger,
+  req: IncomingMessage,
+  res: ServerResponse,
+  onClosed?: () => void,
+): string {
   const id = requestIdOf(req);
   const started = performance.now();
-  res.once('close', () => {
+  // 'close' is emitted once per response; `on` spares the wrapper `once` would make per request.
+  res.on('close', () => {
+    onClosed?.();
     const failure = failures.get(res);
     const status = res.statusCode;
     const level = failure ? 'error' : status >= 500 ? 'warn' : 'debug';

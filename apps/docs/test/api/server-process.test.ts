@@ -1,0 +1,258 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { openDatabase } from '@switchyard/shared/db';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isMainModule, siteUrlMatches } from '../../server/server.ts';
+import { DOCS_APP_DIR } from '../../server/settings.ts';
+import { builtDist, type LogLine, startTestServer } from './support/docs-server.ts';
+
+/**
+ * A copy of the server's code under a directory whose name has spaces, where `npm start` from a
+ * checkout in such a directory would run it. Packages resolve from the app's node_modules above.
+ */
+function serverUnderSpacedPath(): { entry: string; remove(): void } {
+  const scratch = path.join(DOCS_APP_DIR, 'node_modules', '.cache');
+  mkdirSync(scratch, { recursive: true });
+  const root = path.join(mkdtempSync(path.join(scratch, 'docs server ')), 'my docs app');
+  cpSync(path.join(DOCS_APP_DIR, 'server'), path.join(root, 'server'), { recursive: true });
+  cpSync(path.join(DOCS_APP_DIR, 'contract'), path.join(root, 'contract'), { recursive: true });
+  return {
+    entry: path.join(root, 'server', 'server.ts'),
+    remove: () => rmSync(path.dirname(root), { recursive: true, force: true }),
+  };
+}
+
+interface RunningProcess {
+  child: ChildProcess;
+  url: string;
+  lines: LogLine[];
+  exited: Promise<number | null>;
+  /** Resolves with the first log line `match` accepts, as soon as the process writes it. */
+  waitFor(match: (line: LogLine) => boolean): Promise<LogLine>;
+}
+
+/** Starts the server the way `npm start` does (node + tsx, settings from the environment). */
+function startProcess(entry: string, env: Record<string, string>): Promise<RunningProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    env: { ...process.env, NODE_ENV: 'production', DOCS_PORT: '0', DOCS_DIST_DIR: builtDist(), ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: LogLine[] = [];
+  const waiters: Array<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }> = [];
+  let pending = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8');
+  child.stdout!.on('data', (chunk: string) => {
+    pending += chunk;
+    const complete = pending.split('\n');
+    pending = complete.pop()!;
+    for (const text of complete) {
+      // Every line on stdout is one JSON object: that is the production log format.
+      const line = JSON.parse(text) as LogLine;
+      lines.push(line);
+      for (const waiter of [...waiters]) {
+        if (waiter.match(line)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(line);
+        }
+      }
+    }
+  });
+  child.stderr!.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const waitFor = (match: (line: LogLine) => boolean) =>
+    new Promise<LogLine>((resolve) => {
+      const found = lines.find(match);
+      if (found) resolve(found);
+      else waiters.push({ match, resolve });
+    });
+  return Promise.race([
+    waitFor((line) => /^listening on /.test(line.msg)).then((line) => ({
+      child,
+      url: String(line.url),
+      lines,
+      exited,
+      waitFor,
+    })),
+    exited.then((code) => {
+      throw new Error(`the server exited (${code}) before listening:\n${stderr}`);
+    }),
+  ]);
+}
+
+describe('the docs server as a process', () => {
+  let copy: ReturnType<typeof serverUnderSpacedPath>;
+  beforeAll(() => {
+    copy = serverUnderSpacedPath();
+  });
+  afterAll(() => copy?.remove());
+
+  it('starts from a path with spaces (issue 8) and logs JSON lines in production', async () => {
+    expect(copy.entry).toContain(' ');
+    const running = await startProcess(copy.entry, { SHARES_ENABLED: 'false' });
+    try {
+      expect(running.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(running.lines[0]).toMatchObject({ level: 30, name: 'docs', msg: `listening on ${running.url}` });
+    } finally {
+      running.child.kill('SIGTERM');
+      expect(await running.exited).toBe(0);
+    }
+  });
+
+  it('on SIGTERM finishes the request under way, refuses new connections, then closes the database', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-docs-drain-'));
+    try {
+      const running = await startProcess(copy.entry, {
+        SWITCHYARD_DATA_DIR: dataDir,
+        DOCS_SHUTDOWN_GRACE: '60s',
+      });
+      const { port } = new URL(running.url);
+      const body = Buffer.from(
+        JSON.stringify({
+          version: 1,
+          workflow_id: 'wf_drain',
+          title: 'Published while the server stops',
+          generated_at: '2026-11-22T05:00:00Z',
+          totals: {},
+          nodes: [],
+          edges: [],
+        }),
+      );
+      // A publish whose body is half sent when the signal arrives.
+      let answered: (value: { status: number; connection: string | undefined; text: string }) => void;
+      const answer = new Promise<{ status: number; connection: string | undefined; text: string }>(
+        (resolve) => {
+          answered = resolve;
+        },
+      );
+      const publish = httpRequest(
+        { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/shares', agent: false },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () =>
+            answered({ status: res.statusCode!, connection: res.headers.connection, text }),
+          );
+        },
+      );
+      publish.setHeader('Content-Length', body.length);
+      // The server answers 100 Continue once it holds the request: from then on it is under way.
+      publish.setHeader('Expect', '100-continue');
+      const invited = new Promise((resolve) => publish.once('continue', resolve));
+      publish.flushHeaders();
+      await invited;
+      publish.write(body.subarray(0, 10));
+      running.child.kill('SIGTERM');
+      await running.waitFor((line) => /^shutting down/.test(line.msg));
+
+      // No new connections once draining has begun.
+      const refused = await new Promise<string>((resolve) => {
+        const socket = connect(Number(port), '127.0.0.1');
+        socket.on('connect', () => {
+          socket.destroy();
+          resolve('connected');
+        });
+        socket.on('error', (error: NodeJS.ErrnoException) => resolve(error.code ?? 'error'));
+      });
+      expect(refused).toBe('ECONNREFUSED');
+
+      publish.end(body.subarray(10));
+      const res = await answer;
+      expect(res.status).toBe(201);
+      expect(res.connection).toBe('close');
+      const id = JSON.parse(res.text).id as string;
+      expect(await running.exited).toBe(0);
+      const order = running.lines.map((line) => line.msg);
+      expect(order.indexOf('database closed')).toBeGreaterThan(
+        order.findIndex((m) => /^shutting down/.test(m)),
+      );
+      expect(order.at(-1)).toBe('stopped');
+
+      // What was published before the stop is stored: the database was closed, not cut.
+      const db = await openDatabase({ dataDir: path.join(dataDir, 'docs') });
+      try {
+        expect(await db('run_shares').where({ id }).first()).toMatchObject({ id });
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('cuts what is still under way when the grace runs out, and stops', async () => {
+    const running = await startProcess(copy.entry, { SHARES_ENABLED: 'false', DOCS_SHUTDOWN_GRACE: '500ms' });
+    const { port } = new URL(running.url);
+    // A request whose head never ends keeps its connection busy.
+    const cut = new Promise<void>((resolve) => {
+      const socket = connect(Number(port), '127.0.0.1', () =>
+        socket.write('GET /llms.txt HTTP/1.1\r\nHost: x\r\n'),
+      );
+      socket.on('close', () => resolve());
+      socket.on('error', () => {});
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    running.child.kill('SIGTERM');
+    await cut;
+    expect(await running.exited).toBe(0);
+    expect(running.lines.map((line) => line.msg)).toContain(
+      'requests still under way after the shutdown grace; cutting their connections',
+    );
+  });
+});
+
+describe('the main-module check (issue 8)', () => {
+  it('recognises the entry file when its path has spaces or other characters a URL escapes', () => {
+    for (const file of ['/tmp/my docs/server.ts', '/tmp/ä#1/server.ts', '/tmp/100%/server.ts']) {
+      expect(isMainModule(pathToFileURL(file).href, file), file).toBe(true);
+    }
+    expect(isMainModule(pathToFileURL('/tmp/a/server.ts').href, '/tmp/b/server.ts')).toBe(false);
+    expect(isMainModule(pathToFileURL('/tmp/a/server.ts').href, undefined)).toBe(false);
+  });
+});
+
+describe('SITE_URL that is not where the server listens (issue 8)', () => {
+  it('logs a warning at start naming both addresses', async () => {
+    const server = await startTestServer({ sharesEnabled: false, siteUrl: 'https://docs.example.com' });
+    try {
+      const warning = server.logLines.find((line) => line.level === 40);
+      expect(warning).toMatchObject({ siteUrl: 'https://docs.example.com', listening: server.url });
+      expect(warning?.msg).toContain('SITE_URL https://docs.example.com is not where this server listens');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('stays quiet without SITE_URL', async () => {
+    const server = await startTestServer({ sharesEnabled: false });
+    try {
+      expect(server.logLines.filter((line) => line.level >= 40)).toEqual([]);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it.each<[string, string, number, boolean]>([
+    ['http://127.0.0.1:4321', '127.0.0.1', 4321, true],
+    ['http://localhost:4321/', '127.0.0.1', 4321, true],
+    ['http://[::1]:4321', '::1', 4321, true],
+    ['http://docs.internal:8080', '0.0.0.0', 8080, true],
+    ['http://127.0.0.1:4321/docs', '127.0.0.1', 4321, true],
+    ['http://127.0.0.1:4321', '127.0.0.1', 4322, false],
+    ['https://127.0.0.1:4321', '127.0.0.1', 4321, false],
+    ['http://docs.example.com', '127.0.0.1', 80, false],
+    ['http://10.0.0.5:4321', '127.0.0.1', 4321, false],
+  ])('%s against %s:%i matches: %s', (siteUrl, host, port, expected) => {
+    expect(siteUrlMatches(siteUrl, { host, port })).toBe(expected);
+  });
+});
