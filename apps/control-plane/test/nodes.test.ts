@@ -462,6 +462,53 @@ describe('regression (issue 8): agent URLs are an origin plus an optional path',
     }
   });
 
+  it('regression (issue 8): answers 400, not 500, for a URL the URL parser refuses (port out of range, space in the host, IPv6 zone id)', async () => {
+    for (const field of ['base_url', 'public_url'] as const) {
+      for (const url of ['http://127.0.0.1:99999/', 'http://agent host/', 'http://[fe80::1%25eth0]:8001/']) {
+        const id = uniqueNodeId('unparsable');
+        const response = await call(
+          cp.base,
+          'POST',
+          '/api/v1/nodes/register',
+          registration(id, agent.url, { [field]: url }),
+        );
+        expectProblem(response, 400, 'invalid_request');
+        expect(response.body.errors).toEqual([{ field, message: expect.any(String) }]);
+      }
+    }
+    expect(cp.errors).toEqual([]);
+  });
+
+  it('regression (issue 8): refuses "." and ".." path segments, which the URL API would resolve to another path than the one shown', async () => {
+    for (const url of [
+      `${agent.url}/agents/../admin`,
+      `${agent.url}/agents/%2e%2E/admin`,
+      `${agent.url}/agents/.`,
+      `${agent.url}/./agents`,
+    ]) {
+      const id = uniqueNodeId('dotted');
+      const response = await call(cp.base, 'POST', '/api/v1/nodes/register', registration(id, url));
+      expectProblem(response, 400, 'invalid_request');
+      expect(response.body.errors).toEqual([
+        {
+          field: 'base_url',
+          message: 'use an origin and an optional path only: no "." or ".." path segments',
+        },
+      ]);
+    }
+    // Dots inside a segment are ordinary characters.
+    for (const path of ['/.well-known/agent', '/v1..2', '/...']) {
+      const response = await call(
+        cp.base,
+        'POST',
+        '/api/v1/nodes/register',
+        registration(uniqueNodeId('dots'), `${agent.url}${path}`),
+      );
+      expect(response.status).toBe(201);
+      expect(response.body.base_url).toBe(`${agent.url}${path}`);
+    }
+  });
+
   it('keeps the base path: probes GET {base path}/health and posts the shutdown notice under it', async () => {
     const id = uniqueNodeId('pathed');
     await register(id, { base_url: `${agent.url}/agents/a1/` });

@@ -149,6 +149,9 @@ const AgentUrl = z
   .url({ protocol: /^https?$/ })
   .max(2000)
   .superRefine((value, ctx) => {
+    // zod runs refinements even after z.url() has refused the value (a port over 65535, a space
+    // in the host, an IPv6 zone id): that issue is already reported, and `new URL` would throw.
+    if (!URL.canParse(value)) return;
     const url = new URL(value);
     const refuse = (what: string) =>
       ctx.addIssue({ code: 'custom', message: `use an origin and an optional path only: no ${what}` });
@@ -156,6 +159,11 @@ const AgentUrl = z
     // `?` and `#` with nothing after them leave search and hash empty but still end the path.
     if (url.search || value.includes('?')) refuse('query (?...)');
     if (url.hash || value.includes('#')) refuse('fragment (#...)');
+    // The URL API resolves `.` and `..` (also spelled %2e) away, so the path the control plane
+    // would call is not the one stored and shown by status and discovery (`/a/%2e%2e/admin` is
+    // called as `/admin`); agentUrl refuses such segments for the same reason.
+    const path = value.replace(/^[^:]*:[/\\]*[^/\\?#]*/, '');
+    if (/(^|[/\\])(\.|%2e){1,2}([/\\?#]|$)/i.test(path)) refuse('"." or ".." path segments');
   });
 
 /** Node ids become the first part of targets (`<node>.<fn>`), so they may not contain dots. */
