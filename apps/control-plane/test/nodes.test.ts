@@ -415,6 +415,68 @@ describe('regression (issue 8): function schemas are compiled at registration', 
     );
     expect(() => compileJsonSchema({ type: 7 })).toThrow(InvalidSchemaError);
   });
+
+  it('regression (issue 8): a schema whose $id names a meta-schema is refused and leaves every later registration compiling', async () => {
+    const register = (input_schema: Record<string, unknown>) =>
+      call(
+        cp.base,
+        'POST',
+        '/api/v1/nodes/register',
+        registration(uniqueNodeId('metaid'), agent.url, {
+          reasoners: [fn('r', { input_schema })],
+          skills: [],
+        }),
+      );
+    for (const hostile of [
+      { $id: 'http://json-schema.org/draft-07/schema#', type: 'object' },
+      {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        $id: 'https://json-schema.org/draft/2020-12/schema',
+      },
+      {
+        $schema: 'https://json-schema.org/draft/2019-09/schema',
+        properties: { a: { $id: 'https://json-schema.org/draft/2019-09/meta/core' } },
+      },
+    ]) {
+      const refused = await register(hostile);
+      expectProblem(refused, 400, 'invalid_request');
+      expect(refused.body.errors).toEqual([
+        { field: 'reasoners[0].input_schema', message: expect.any(String) },
+      ]);
+    }
+    // Schemas never compiled before (a fresh title each), in each draft, still compile.
+    const fresh = uniqueNodeId('title');
+    for (const $schema of [
+      undefined,
+      'https://json-schema.org/draft/2020-12/schema',
+      'https://json-schema.org/draft/2019-09/schema',
+    ]) {
+      const response = await register({ $schema, title: fresh, type: 'object', required: ['q'] });
+      expect(response.status).toBe(201);
+    }
+    expect(compileJsonSchema({ title: fresh, type: 'object', required: ['q'] }).validate({})).toEqual([
+      { field: 'q', message: expect.stringContaining('q') },
+    ]);
+  });
+
+  it('regression (issue 8): refuses an $async schema, whose validator would pass every input', async () => {
+    expect(() => compileJsonSchema({ $async: true, type: 'object', required: ['q'] })).toThrow(
+      InvalidSchemaError,
+    );
+    const response = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId('async'), agent.url, {
+        reasoners: [fn('r', { input_schema: { $async: true, type: 'object' } })],
+        skills: [],
+      }),
+    );
+    expectProblem(response, 400, 'invalid_request');
+    expect(response.body.errors).toEqual([
+      { field: 'reasoners[0].input_schema', message: expect.stringContaining('$async') },
+    ]);
+  });
 });
 
 describe('regression (issue 8): duplicate function ids in one registration', () => {

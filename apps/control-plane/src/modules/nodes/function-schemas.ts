@@ -1,5 +1,5 @@
 import { type FieldError, fieldPath } from '@switchyard/shared';
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type AsyncValidateFunction, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -108,6 +108,21 @@ function remember(key: string, compiled: CompiledSchema): void {
   }
 }
 
+/** Makes `target` hold exactly the members of `saved` again (ajv's registries are plain objects). */
+function restore(target: Record<string, unknown>, saved: Record<string, unknown>): void {
+  for (const key of Object.keys(target)) if (!Object.hasOwn(saved, key)) delete target[key];
+  for (const key of Object.keys(saved)) {
+    // defineProperty, not assignment: an $id such as "__proto__" is a key like any other here.
+    if (target[key] !== saved[key])
+      Object.defineProperty(target, key, {
+        value: saved[key],
+        writable: true,
+        enumerable: true,
+        configurable: true,
+      });
+  }
+}
+
 /**
  * Compiles a JSON Schema (draft-07 unless its `$schema` says 2019-09 or 2020-12) into a reusable
  * validator. Throws {@link InvalidSchemaError} when ajv cannot compile it.
@@ -131,14 +146,25 @@ export function compileJsonSchema(schema: Record<string, unknown>): CompiledSche
   // up among its meta-schemas (https, a trailing #) and fail on a harmless variant.
   const { $schema: _ignored, ...body } = schema;
   let validator: ValidateFunction;
+  // ajv keeps every compiled schema's $id (the root's and nested ones) in its registry, which
+  // also holds its meta-schemas. The registry is put back exactly as it was after each compile:
+  // otherwise it would grow with every registration, two functions sharing an $id would collide,
+  // and removing a schema whose $id names a meta-schema (ajv.removeSchema deletes by $id) would
+  // delete the meta-schema itself, after which no schema compiles until a restart.
+  const registry = { schemas: { ...ajv.schemas }, refs: { ...ajv.refs } };
   try {
     validator = ajv.compile(body);
   } catch (error) {
     throw new InvalidSchemaError((error as Error).message);
   } finally {
-    // ajv keeps every compiled schema (and its $id) in its registry: without this the registry
-    // would grow with every registration, and two functions sharing an $id would collide.
     ajv.removeSchema(body);
+    restore(ajv.schemas, registry.schemas);
+    restore(ajv.refs, registry.refs);
+  }
+  // An `$async` schema compiles to a validator that returns a promise, which `validate` would
+  // read as "valid" whatever the value.
+  if ((validator as Partial<AsyncValidateFunction>).$async) {
+    throw new InvalidSchemaError('$async schemas are not supported: inputs are validated synchronously');
   }
   const compiled = wrap(validator);
   remember(key, compiled);
