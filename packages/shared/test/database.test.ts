@@ -1,11 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  createScratchDatabase,
   type Database,
   databaseKind,
   hasPgvector,
   type MigrationSet,
   migrateDown,
   migrateLatest,
+  openDatabase,
   openTestDatabase,
   pendingMigrations,
   type TestDatabase,
@@ -84,6 +86,25 @@ describe(`database layer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'
     if (available) {
       const result = await db.raw(`select '[1,0]'::vector <=> '[0,1]'::vector as distance`);
       expect(Number(result.rows[0].distance)).toBeCloseTo(1);
+    }
+  });
+});
+
+// Replicas starting together against a fresh database (issue 8 review). PGlite serves one
+// process, so the race only exists on PostgreSQL.
+describe.runIf(process.env.DATABASE_URL)('migrations with several replicas starting at once', () => {
+  it('applies every migration exactly once while four handles migrate the same fresh database', async () => {
+    const scratch = await createScratchDatabase(process.env.DATABASE_URL!);
+    const replicas = await Promise.all(
+      Array.from({ length: 4 }, () => openDatabase({ url: scratch.url, poolMax: 3 })),
+    );
+    try {
+      const applied = await Promise.all(replicas.map((replica) => migrateLatest(replica, set)));
+      expect(applied.flat().sort()).toEqual(set.migrations.map((m) => m.name).sort());
+      expect(await pendingMigrations(replicas[0]!, set)).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.destroy()));
+      await scratch.drop();
     }
   });
 });

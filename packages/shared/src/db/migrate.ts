@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { databaseKind } from './open-database.ts';
 
 /** One schema change: a name that sorts in order (timestamp first) and its two directions. */
 export interface Migration {
@@ -31,8 +32,30 @@ function sourceOf(set: MigrationSet): Knex.MigratorConfig {
   };
 }
 
-/** Applies every pending migration; returns the names applied. */
+/**
+ * Applies every pending migration; returns the names applied. On PostgreSQL, replicas starting at
+ * the same time against one database take turns: knex creates its migrations and lock tables as
+ * part of the run, so two first runs would race on creating them (one crashes with "relation
+ * already exists"). A session advisory lock, held on a pooled connection of its own while the run
+ * uses others (so the pool needs at least two), lets one replica migrate while the others wait and
+ * then find nothing left to do.
+ */
 export async function migrateLatest(db: Knex, set: MigrationSet): Promise<string[]> {
+  if (databaseKind(db) !== 'postgres') return applyPending(db, set);
+  const connection = await db.client.acquireConnection();
+  try {
+    await db.raw('select pg_advisory_lock(hashtext(?))', [set.tableName]).connection(connection);
+    try {
+      return await applyPending(db, set);
+    } finally {
+      await db.raw('select pg_advisory_unlock(hashtext(?))', [set.tableName]).connection(connection);
+    }
+  } finally {
+    await db.client.releaseConnection(connection);
+  }
+}
+
+async function applyPending(db: Knex, set: MigrationSet): Promise<string[]> {
   const [, applied] = (await db.migrate.latest(sourceOf(set))) as [number, string[]];
   return applied;
 }
