@@ -269,6 +269,8 @@ async function main(): Promise<void> {
     return;
   }
   const logger = createLogger(settings.logLevel);
+  // Log lines are written synchronously, so nothing is pending when the process ends.
+  const exit = (code: number) => process.exit(code);
   let running: RunningDocsServer | undefined;
   let stopping: NodeJS.Signals | undefined;
   const shutDown = (server: RunningDocsServer, signal: NodeJS.Signals) => {
@@ -278,11 +280,11 @@ async function main(): Promise<void> {
     closing.then(
       () => {
         logger.info('stopped');
-        process.exit(0);
+        exit(0);
       },
       (error: unknown) => {
         logger.error({ err: error }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
@@ -291,7 +293,7 @@ async function main(): Promise<void> {
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
       logger.warn({ signal }, 'second signal: stopping without waiting for requests under way');
-      process.exit(1);
+      exit(1);
     }
     stopping = signal;
     if (running) shutDown(running, signal);
