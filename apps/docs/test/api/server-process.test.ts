@@ -36,12 +36,17 @@ interface RunningProcess {
   waitFor(match: (line: LogLine) => boolean): Promise<LogLine>;
 }
 
+/** Every server process a test started, so none outlives a failed test. */
+const started = new Set<ChildProcess>();
+
 /** Starts the server the way `npm start` does (node + tsx, settings from the environment). */
 function startProcess(entry: string, env: Record<string, string>): Promise<RunningProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', entry], {
     env: { ...process.env, NODE_ENV: 'production', DOCS_PORT: '0', DOCS_DIST_DIR: builtDist(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child);
+  child.on('exit', () => started.delete(child));
   const lines: LogLine[] = [];
   const waiters: Array<{ match: (line: LogLine) => boolean; resolve: (line: LogLine) => void }> = [];
   let pending = '';
@@ -93,7 +98,10 @@ describe('the docs server as a process', () => {
   beforeAll(() => {
     copy = serverUnderSpacedPath();
   });
-  afterAll(() => copy?.remove());
+  afterAll(() => {
+    for (const child of started) child.kill('SIGKILL');
+    copy?.remove();
+  });
 
   it('starts from a path with spaces (issue 8) and logs JSON lines in production', async () => {
     expect(copy.entry).toContain(' ');
@@ -104,6 +112,45 @@ describe('the docs server as a process', () => {
     } finally {
       running.child.kill('SIGTERM');
       expect(await running.exited).toBe(0);
+    }
+  });
+
+  it.each([
+    [
+      'development',
+      'readable lines',
+      /^\S*\[[\d:.]+\] \S*INFO\S* \(docs\): listening on http:\/\/127\.0\.0\.1:\d+/m,
+    ],
+    ['production', 'JSON lines', /^\{"level":30,.*"msg":"listening on http:\/\/127\.0\.0\.1:\d+"\}/m],
+  ])('on a terminal with NODE_ENV=%s logs %s', async (nodeEnv, _, expected) => {
+    // `script` gives the server a pseudo-terminal for stdout, as a developer's shell does.
+    const command = `${process.execPath} --import tsx '${copy.entry}'`;
+    const child = spawn('script', ['-qec', command, '/dev/null'], {
+      env: {
+        ...process.env,
+        NODE_ENV: nodeEnv,
+        DOCS_PORT: '0',
+        DOCS_DIST_DIR: builtDist(),
+        SHARES_ENABLED: 'false',
+        NO_COLOR: '1',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout!.on('data', (chunk) => {
+          output += chunk;
+          if (/listening on http/.test(output)) resolve();
+        });
+        child.on('exit', (code) => reject(new Error(`exited (${code}) before listening:\n${output}`)));
+      });
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes, should any slip through
+      expect(output.replace(/\r/g, '').replace(/\x1b\[[0-9;]*m/g, '')).toMatch(expected);
+    } finally {
+      // The terminal and the server under it form their own process group.
+      process.kill(-child.pid!, 'SIGTERM');
     }
   });
 
