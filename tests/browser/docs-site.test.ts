@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { createLogger } from '@switchyard/docs/server/http/logger.ts';
 import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import type { Browser, Page } from 'playwright-core';
@@ -38,7 +39,8 @@ beforeAll(async () => {
     distDir,
     db: database.db,
     rateLimit: 100_000,
-    logError: (error) => serverErrors.push(error),
+    // The server logs JSON lines; its error lines are what this test must not see.
+    logger: createLogger('error', { write: (line: string) => void serverErrors.push(JSON.parse(line)) }),
   });
   // On a fresh machine this installs Debian's Chromium first, hence the long timeout.
   browser = await launchChromium();
