@@ -157,7 +157,10 @@ describe('the docs server as a process', () => {
   it('on SIGTERM finishes the request under way, refuses new connections, then closes the database', async () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-docs-drain-'));
     try {
+      // The embedded database in dataDir, even on a run against PostgreSQL, so the test can open
+      // the same files afterwards and find what was stored.
       const running = await startProcess(copy.entry, {
+        DATABASE_URL: '',
         SWITCHYARD_DATA_DIR: dataDir,
         DOCS_SHUTDOWN_GRACE: '60s',
       });
