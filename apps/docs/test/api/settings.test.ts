@@ -35,6 +35,18 @@ describe('settings declared once (issue 8)', () => {
     }
   });
 
+  it('the settings reference page of the docs shows the same table as the README', () => {
+    const readme = readFileSync(path.join(DOCS_APP_DIR, 'README.md'), 'utf8');
+    const table = readme
+      .slice(
+        readme.indexOf('<!-- settings:start -->') + '<!-- settings:start -->'.length,
+        readme.indexOf('<!-- settings:end -->'),
+      )
+      .trim();
+    const page = readFileSync(path.join(DOCS_APP_DIR, '../../content/reference/settings.md'), 'utf8');
+    expect(page).toContain(table);
+  });
+
   it('declares every variable and option key once', () => {
     const envs = SETTINGS.map((setting) => setting.env);
     const keys = SETTINGS.map((setting) => setting.key);
