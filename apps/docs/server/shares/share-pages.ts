@@ -3,6 +3,7 @@ import { ProblemError } from '@switchyard/shared';
 import { SHARE_ID_PATTERN } from '../../contract/site-contract.ts';
 import { negotiate } from '../http/accept.ts';
 import type { AstroRenderer } from '../http/astro-renderer.ts';
+import { endCompressed } from '../http/compression.ts';
 import { sendJson } from '../http/responses.ts';
 import { sharesDisabled } from './publish-handler.ts';
 import { runShareView } from './run-share-view.ts';
@@ -85,9 +86,7 @@ export function createSharePages(deps: {
         throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
       }
       res.statusCode = 200;
-      res.setHeader('Content-Type', 'text/html; charset=utf-8');
-      res.setHeader('Content-Length', page.body.length);
-      res.end(page.body);
+      endCompressed(res.req, res, page.body, 'text/html; charset=utf-8');
       return true;
     },
   };

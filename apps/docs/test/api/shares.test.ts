@@ -234,7 +234,8 @@ describe('POST /api/v1/shares', () => {
       const res = await request(`${server.url}${permalink}`);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      expect(res.headers.vary).toBe('Accept');
+      // The page is compressed when the client asks for it, so it varies by both (issue 8).
+      expect(res.headers.vary).toBe('Accept, Accept-Encoding');
       expect(res.headers['x-robots-tag']).toBe('noindex');
       expectCommonHeaders(res, 10_000);
       const html = res.text;
@@ -262,6 +263,17 @@ describe('POST /api/v1/shares', () => {
         expect(html, text).toContain(text);
       }
       expect(html).toMatch(/<meta name="robots" content="noindex"/);
+    }
+  });
+
+  it('compresses the permalink page for a client that accepts brotli or gzip (issue 8)', async () => {
+    const { id } = (await publish(json(bundle()))).json();
+    for (const coding of ['br', 'gzip'] as const) {
+      const res = await fetch(`${server.url}/s/${id}`, { headers: { 'Accept-Encoding': coding } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-encoding')).toBe(coding);
+      // fetch decodes the body: what arrives is the whole page.
+      expect(await res.text()).toContain('billing-agent.refund');
     }
   });
 
