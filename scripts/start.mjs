@@ -27,6 +27,12 @@ function freePort(host) {
 // control plane needs the docs URL when it starts, so the port is picked here and passed on.
 if (env.DOCS_PORT?.trim() === '0')
   env.DOCS_PORT = String(await freePort(env.DOCS_HOST?.trim() || '127.0.0.1'));
+// Both apps write JSON lines when their output is a pipe, as it is here; a person at a terminal
+// gets readable lines instead, unless they chose a format.
+if (process.stdout.isTTY) {
+  env.LOG_FORMAT ??= 'pretty';
+  env.DOCS_LOG_FORMAT ??= 'pretty';
+}
 // Without this, error documents would name the default docs port wherever the docs site runs.
 env.SWITCHYARD_DOCS_URL = controlPlaneDocsUrl(env);
 

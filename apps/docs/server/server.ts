@@ -74,7 +74,7 @@ export function siteUrlMatches(siteUrl: string, listening: { host: string; port:
 export async function startDocsServer(options: DocsServerOptions = {}): Promise<RunningDocsServer> {
   const defined = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
   const settings: DocsServerSettings = { ...defaultSettings(), ...defined };
-  const logger = options.logger ?? createLogger(settings.logLevel);
+  const logger = options.logger ?? createLogger(settings.logLevel, undefined, settings.logFormat);
   const clientDir = join(settings.distDir, 'client');
 
   let ownDb: Database | undefined;
@@ -268,7 +268,7 @@ async function main(): Promise<void> {
     process.exitCode = 1;
     return;
   }
-  const logger = createLogger(settings.logLevel);
+  const logger = createLogger(settings.logLevel, undefined, settings.logFormat);
   // Log lines are written synchronously, so nothing is pending when the process ends.
   const exit = (code: number) => process.exit(code);
   let running: RunningDocsServer | undefined;

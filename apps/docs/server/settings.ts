@@ -192,6 +192,14 @@ export const SETTINGS = [
     description: `The lowest level logged: ${LOG_LEVELS.map((l) => `\`${l}\``).join(', ')}.`,
   }),
   declare({
+    key: 'logFormat',
+    env: 'DOCS_LOG_FORMAT',
+    schema: choiceSetting(['auto', 'json', 'pretty'] as const),
+    default: 'auto',
+    description:
+      'JSON lines (`json`), readable lines (`pretty`), or `auto`: readable on a terminal outside production (`NODE_ENV`), JSON otherwise.',
+  }),
+  declare({
     key: 'headersTimeoutMs',
     env: 'DOCS_HEADERS_TIMEOUT',
     schema: durationSetting({ min: 100 }),

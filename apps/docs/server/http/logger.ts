@@ -7,13 +7,21 @@ export type { Logger };
 
 /**
  * The server's logger: JSON lines on stdout (one object per line, pino's format), or coloured
- * readable lines while developing: when stdout is a terminal and NODE_ENV is not `production`.
+ * readable lines: asked for (`pretty`), or by default while developing, when stdout is a terminal
+ * and NODE_ENV is not `production`.
  * Tests pass their own destination to read what was logged.
  */
-export function createLogger(level: LevelWithSilent, destination?: DestinationStream): Logger {
+export function createLogger(
+  level: LevelWithSilent,
+  destination?: DestinationStream,
+  format: 'auto' | 'json' | 'pretty' = 'auto',
+): Logger {
   const options = { name: 'docs', level };
   if (destination) return pino(options, destination);
-  if (process.stdout.isTTY && process.env.NODE_ENV !== 'production') {
+  const readable =
+    format === 'pretty' ||
+    (format === 'auto' && process.stdout.isTTY && process.env.NODE_ENV !== 'production');
+  if (readable) {
     return pino(options, pretty({ colorize: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
   }
   // Synchronous writes (pino's default): lines reach stdout in order and none is lost when the

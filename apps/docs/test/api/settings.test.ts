@@ -66,6 +66,7 @@ describe('settings declared once (issue 8)', () => {
       rateWindowSeconds: 60,
       trustedProxyHops: 0,
       logLevel: 'info',
+      logFormat: 'auto',
       headersTimeoutMs: 20_000,
       shutdownGraceMs: 10_000,
     });
