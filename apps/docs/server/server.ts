@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { createClientErrorHandler } from '@switchyard/shared';
+import { createClientErrorHandler, createConnectHandler } from '@switchyard/shared';
 import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApiRouter } from './api/api-router.ts';
 import { pageHandler } from './api/page.ts';
@@ -185,20 +186,37 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     if (!refused) res.writeContinue();
     server.emit('request', req, res);
   });
+  // Any other expectation (RFC 9110 §10.1.1 lets a server ignore it) is handled like a request
+  // without one: Node's own answer to it is a bare 417 without the headers of every response.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    server.emit('request', req, res);
+  });
   const deprecationLink = deprecationPolicyLink(site, DEPRECATION_POLICY_PATH);
+  // The headers of every response (spec §4) for answers written straight to a socket; the budget
+  // is only peeked, keyed on the socket's peer, because there are no parsed headers to read a
+  // forwarded address from.
+  const socketHeaders = (socket: Socket) => ({
+    'X-Request-ID': randomUUID(),
+    'X-API-Version': API_VERSION,
+    'X-Content-Type-Options': 'nosniff',
+    Link: deprecationLink,
+    ...budgetHeaders(limiter.peek(peerAddress(socket))),
+  });
+  // CONNECT: without a listener Node destroys the socket without answering.
+  server.on(
+    'connect',
+    createConnectHandler({
+      docsBase: site,
+      headers: socketHeaders,
+      onAnswer: ({ headers }) =>
+        logger.info({ reqId: headers['X-Request-ID'], status: 400 }, 'CONNECT answered with 400'),
+    }),
+  );
   server.on(
     'clientError',
     createClientErrorHandler({
       docsBase: site,
-      // The headers of every response (spec §4); the budget is only peeked, keyed on the
-      // socket's peer, because there are no parsed headers to read a forwarded address from.
-      headers: (socket) => ({
-        'X-Request-ID': randomUUID(),
-        'X-API-Version': API_VERSION,
-        'X-Content-Type-Options': 'nosniff',
-        Link: deprecationLink,
-        ...budgetHeaders(limiter.peek(peerAddress(socket))),
-      }),
+      headers: socketHeaders,
       onAnswer: ({ error, response, headers }) => {
         const entry = { reqId: headers['X-Request-ID'], code: error.code, status: response?.status };
         // A reset connection is routine; a malformed or slow request is worth a line.

@@ -140,6 +140,44 @@ describe('errors of the site API', () => {
     },
   );
 
+  it.each([
+    [
+      'an authority-form target',
+      'CONNECT docs.example.com:443 HTTP/1.1\r\nHost: docs.example.com:443\r\n\r\n',
+      '/',
+    ],
+    ['a path target', 'CONNECT /llms.txt HTTP/1.1\r\nHost: x\r\n\r\n', '/llms.txt'],
+  ])(
+    'regression (issue 8): answers CONNECT with %s with a problem document, not a silently closed socket',
+    async (_, bytes, instance) => {
+      const res = await rawRequest(server.url, bytes);
+      const problem = expectProblem(res, 400, 'invalid_request');
+      expect(problem.detail).toMatch(/CONNECT/);
+      expect(problem.instance).toBe(instance);
+      expectCommonHeaders(res, 10_000);
+      expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+      expect(res.headers.connection).toBe('close');
+      expect(Number(res.headers['content-length'])).toBe(Buffer.byteLength(res.text));
+    },
+  );
+
+  it('regression (issue 8): an Expect other than 100-continue is answered as usual, not with a bare 417', async () => {
+    const res = await rawRequest(
+      server.url,
+      'GET /llms.txt HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expectCommonHeaders(res, 10_000);
+
+    const missing = await rawRequest(
+      server.url,
+      'GET /api/v1/nope HTTP/1.1\r\nHost: x\r\nExpect: 200-ok\r\nConnection: close\r\n\r\n',
+    );
+    expectProblem(missing, 404, 'not_found');
+    expectCommonHeaders(missing, 10_000);
+  });
+
   it('serves an HTTP/1.0 request without Host', async () => {
     const res = await rawRequest(server.url, 'GET /llms.txt HTTP/1.0\r\n\r\n');
     expect(res.status).toBe(200);

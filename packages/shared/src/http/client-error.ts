@@ -6,6 +6,7 @@ import {
   validateHeaderValue,
 } from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { PROBLEM_CONTENT_TYPE, ProblemError, type RenderedProblem, renderProblem } from '../problem.ts';
 
 /**
@@ -34,6 +35,9 @@ export interface ClientErrorResponse {
   /** Status line, headers and the problem document. */
   bytes: Buffer;
 }
+
+/** How long a socket that was answered may linger before it is destroyed (a peer that never reads). */
+const LINGER_MS = 5_000;
 
 // The statuses Node's own bare answers use for these errors (lib/_http_server.js socketOnError).
 const STATUS_BY_CODE: Record<string, number> = {
@@ -95,9 +99,18 @@ export function clientErrorResponse(
     options.docsBase,
   );
   const problem = resolution ? { ...rendered.body, resolution } : rendered.body;
+  return { status, problem, bytes: rawProblemBytes(status, problem, options.headers) };
+}
+
+/** A complete HTTP/1.1 response carrying a problem document, after which the connection closes. */
+function rawProblemBytes(
+  status: number,
+  problem: RenderedProblem['body'],
+  extraHeaders: Record<string, string> = {},
+): Buffer {
   const body = Buffer.from(JSON.stringify(problem));
   const headers: Record<string, string> = {
-    ...options.headers,
+    ...extraHeaders,
     'Content-Type': `${PROBLEM_CONTENT_TYPE}; charset=utf-8`,
     'Content-Length': String(body.length),
     'Cache-Control': 'no-store',
@@ -111,11 +124,57 @@ export function clientErrorResponse(
     validateHeaderValue(name, value);
     head += `${name}: ${value}\r\n`;
   }
-  return { status, problem, bytes: Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]) };
+  return Buffer.concat([Buffer.from(`${head}\r\n`, 'latin1'), body]);
 }
 
-/** How long a socket that was answered may linger before it is destroyed (a peer that never reads). */
-const LINGER_MS = 5_000;
+/**
+ * The answer to a CONNECT request (RFC 9110 §9.3.6): it asks for a tunnel, which only a proxy
+ * opens, so an origin server answers 400 invalid_request. The connection is closed after it: the
+ * parser has let go of the socket.
+ */
+export function connectResponse(req: IncomingMessage, options: ClientErrorOptions = {}): ClientErrorResponse {
+  const target = req.url ?? '';
+  const instance = target.startsWith('/') ? target.split('?')[0]!.slice(0, 2048) : '/';
+  const rendered = new ProblemError(
+    'invalid_request',
+    'CONNECT asks for a tunnel; this server is not a proxy and opens none.',
+    {
+      resolution:
+        'Send GET, HEAD or POST requests for the paths this server answers, without a proxy tunnel.',
+    },
+  ).toProblem(instance, options.docsBase);
+  return { status: 400, problem: rendered, bytes: rawProblemBytes(400, rendered, options.headers) };
+}
+
+/**
+ * A `connect` listener for `server.on('connect', ...)`. Without one Node destroys the socket of a
+ * CONNECT request without answering; with it the client gets a problem document like every other
+ * refused request. `headers` and `onAnswer` as for createClientErrorHandler.
+ */
+export function createConnectHandler(options: {
+  docsBase?: string;
+  headers?: (socket: Socket) => Record<string, string>;
+  onAnswer?: (event: {
+    req: IncomingMessage;
+    response: ClientErrorResponse;
+    headers: Record<string, string>;
+  }) => void;
+}): (req: IncomingMessage, socket: Duplex) => void {
+  return (req, duplex) => {
+    const socket = duplex as Socket;
+    const headers = options.headers?.(socket) ?? {};
+    const response = connectResponse(req, { docsBase: options.docsBase, headers });
+    // Whatever the client sends after the head is not read; a reset peer is no error of ours.
+    socket.on('error', () => socket.destroy());
+    if (socket.writable) {
+      socket.end(response.bytes);
+      socket.setTimeout(LINGER_MS, () => socket.destroy());
+    } else {
+      socket.destroy();
+    }
+    options.onAnswer?.({ req, response, headers });
+  };
+}
 
 /**
  * Answers a `clientError` with a problem document where the socket allows it, as Node's default
