@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ProblemError } from '@switchyard/shared';
+import { LRUCache } from 'lru-cache';
 import { SHARE_ID_PATTERN } from '../../contract/site-contract.ts';
 import { negotiate } from '../http/accept.ts';
 import type { AstroRenderer } from '../http/astro-renderer.ts';
@@ -28,11 +29,47 @@ export interface SharePages {
  */
 const SHARE_PAGE_ROUTE = '/s/';
 
+/**
+ * Rendered pages kept, by bytes: the largest bundle renders to about 4 MB of HTML and takes the
+ * event loop for most of a second, and shares never change, so a page is rendered once and then
+ * served from memory until it is pushed out by newer ones.
+ */
+export const RENDERED_PAGE_CACHE_BYTES = 64 * 1024 * 1024;
+
 export function createSharePages(deps: {
   service: ShareService | undefined;
   renderer: AstroRenderer | undefined;
   site: string;
+  /** Bytes of rendered pages kept; {@link RENDERED_PAGE_CACHE_BYTES} by default, 0 keeps none. */
+  cacheBytes?: number;
 }): SharePages {
+  const maxSize = deps.cacheBytes ?? RENDERED_PAGE_CACHE_BYTES;
+  const rendered =
+    maxSize > 0
+      ? new LRUCache<string, Buffer>({ maxSize, sizeCalculation: (page) => page.length || 1 })
+      : undefined;
+
+  async function renderPage(id: string, view: () => Parameters<AstroRenderer['render']>[1]): Promise<Buffer> {
+    const cached = rendered?.get(id);
+    if (cached) return cached;
+    if (!deps.renderer) {
+      throw new ProblemError(
+        'upstream_unavailable',
+        'The server build of the site (share pages) is missing.',
+        {
+          resolution: 'Request the share with Accept: application/json, or rebuild the site.',
+        },
+      );
+    }
+    const page = await deps.renderer.render(`${SHARE_PAGE_ROUTE}${id}`, view());
+    if (page?.status !== 200) {
+      throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
+    }
+    // A page larger than the whole budget is not kept (lru-cache refuses it).
+    rendered?.set(id, page.body);
+    return page.body;
+  }
+
   return {
     owns: (pathname) => PERMALINK.test(pathname),
     async handle(req, res, pathname) {
@@ -66,27 +103,16 @@ export function createSharePages(deps: {
         sendJson(res, 200, stored.bundle);
         return true;
       }
-      if (!deps.renderer) {
-        throw new ProblemError(
-          'upstream_unavailable',
-          'The server build of the site (share pages) is missing.',
-          {
-            resolution: 'Request the share with Accept: application/json, or rebuild the site.',
-          },
-        );
-      }
-      const runShare = runShareView({
-        id,
-        url: `${deps.site}/s/${id}`,
-        created_at: stored.created_at,
-        bundle: stored.bundle,
-      });
-      const page = await deps.renderer.render(`${SHARE_PAGE_ROUTE}${id}`, { runShare });
-      if (page?.status !== 200) {
-        throw new Error(`the share page for ${id} rendered with status ${page?.status ?? 'none (no route)'}`);
-      }
+      const body = await renderPage(id, () => ({
+        runShare: runShareView({
+          id,
+          url: `${deps.site}/s/${id}`,
+          created_at: stored.created_at,
+          bundle: stored.bundle,
+        }),
+      }));
       res.statusCode = 200;
-      endCompressed(res.req, res, page.body, 'text/html; charset=utf-8');
+      endCompressed(res.req, res, body, 'text/html; charset=utf-8');
       return true;
     },
   };
