@@ -277,15 +277,8 @@ const instance = {
   proposed_tags: [],
   accepts_webhook: false,
   metadata: { team: 'docs' },
-  reasoners: [
-    {
-      id: 'summarize',
-      description: 'Summarises text',
-      input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      tags: ['nlp'],
-    },
-  ],
-  skills: [{ id: 'word_count', tags: ['text'] }],
+  reasoners: registrationExample.reasoners,
+  skills: registrationExample.skills,
   traffic_weight: 100,
   lifecycle_status: 'starting',
   status_reason: 'registered',
