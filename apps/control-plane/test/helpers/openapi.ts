@@ -1,6 +1,4 @@
-import type { ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { openApiSchemas, pointerToken as token } from '@switchyard/shared/testing';
 import { expect } from 'vitest';
 
 type Json = Record<string, any>;
@@ -18,9 +16,6 @@ export interface RecordedResponse {
 }
 
 export const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
-
-/** A JSON Pointer token (RFC 6901). */
-const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
 
 /** `application/json; charset=utf-8` → `application/json`. */
 const mediaType = (value: string) => value.split(';')[0]!.trim().toLowerCase();
@@ -40,11 +35,7 @@ function templateMatcher(template: string): RegExp {
  * registered whole, so its `#/components/...` references resolve as a client's validator would.
  */
 export function createOpenApiValidator(document: Json) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  // An OpenAPI document is not itself a JSON Schema: nothing is compiled until a pointer is asked for.
-  ajv.addSchema(document, 'openapi.json', undefined, false);
-  const compiled = new Map<string, ValidateFunction>();
+  const schemas = openApiSchemas(document);
   const templates = Object.keys(document.paths ?? {})
     .map((template) => ({
       template,
@@ -54,20 +45,10 @@ export function createOpenApiValidator(document: Json) {
     // Literal segments win over parameters: /nodes/status/bulk before /nodes/{node_id}/...
     .sort((a, b) => a.params - b.params);
 
-  function schemaAt(pointer: string): ValidateFunction {
-    let validate = compiled.get(pointer);
-    if (!validate) {
-      validate = ajv.getSchema(`openapi.json#${pointer}`);
-      if (!validate) throw new Error(`no schema at ${pointer}`);
-      compiled.set(pointer, validate);
-    }
-    return validate;
-  }
-
   function check(pointer: string, value: unknown): string[] {
-    const validate = schemaAt(pointer);
+    const validate = schemas.at(pointer);
     if (validate(value)) return [];
-    return (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`.trim());
+    return schemas.problems(validate).map((line) => line.trim());
   }
 
   /** The template and operation the document declares for a request, if any. */

@@ -1,8 +1,6 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
-import type { ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import addFormats from 'ajv-formats';
+import { openApiSchemas, pointerToken as token } from '@switchyard/shared/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, PERMALINK_ROUTES } from '../../server/api/route-specs.ts';
 import { createOpenApiDocument } from '../../src/lib/openapi.ts';
@@ -10,31 +8,15 @@ import { builtSite, request, startTestServer } from './support/docs-server.ts';
 
 type Schema = Record<string, any>;
 
-/** A JSON Pointer token (RFC 6901): `~` and `/` escaped. */
-const token = (key: string) => key.replaceAll('~', '~0').replaceAll('/', '~1');
-
 /**
  * Validates values against schemas inside a published OpenAPI 3.1 document with Ajv (draft 2020-12,
  * the dialect OpenAPI 3.1 uses, plus the standard formats). The document is registered whole, so
  * its `#/components/...` references resolve exactly as a client's validator would resolve them.
  */
 function openApiValidator(doc: Schema) {
-  const ajv = new Ajv2020({ strict: false, allErrors: true });
-  addFormats(ajv);
-  // An OpenAPI document is not itself a JSON Schema; only the schemas inside it are compiled.
-  ajv.addSchema(doc, 'openapi.json', undefined, false);
-  const compiled = new Map<string, ValidateFunction>();
-  const at = (pointer: string) => {
-    let validate = compiled.get(pointer);
-    if (!validate) {
-      validate = ajv.getSchema(`openapi.json#${pointer}`);
-      if (!validate) throw new Error(`no schema at ${pointer}`);
-      compiled.set(pointer, validate);
-    }
-    return validate;
-  };
-  const describe = (validate: ValidateFunction) =>
-    (validate.errors ?? []).map((e) => `${e.instancePath || '(root)'} ${e.message ?? ''}`);
+  const schemas = openApiSchemas(doc);
+  const at = schemas.at;
+  const describe = schemas.problems;
   return {
     /** Problems of a response body against the schema of `path` `method` `status` `mediaType`. */
     response(path: string, method: string, status: string, mediaType: string, value: unknown): string[] {
