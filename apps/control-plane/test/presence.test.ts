@@ -60,6 +60,18 @@ async function statusOf(id: string) {
   return response.status === 404 ? 'gone' : (response.body.lifecycle_status as string);
 }
 
+/** Presence managers of other replicas on the same database, clock and settings. */
+function otherReplicas(count: number) {
+  return Array.from({ length: count }, () =>
+    createPresenceManager({
+      db: cp.handle.db,
+      transitions: cp.runtime.transitions,
+      clock: cp.clock,
+      settings: cp.runtime.lifecycle,
+    }),
+  );
+}
+
 describe('presence sweep (heartbeat TTL 15 s)', () => {
   it('keeps a node within the TTL and takes it offline once the TTL has passed', async () => {
     const id = await readyNode();
@@ -114,14 +126,7 @@ describe('presence sweep (heartbeat TTL 15 s)', () => {
 
   it('reports each transition once when several replicas sweep at the same time', async () => {
     const ids = await Promise.all(Array.from({ length: 5 }, () => readyNode()));
-    const replicas = [1, 2, 3].map(() =>
-      createPresenceManager({
-        db: cp.handle.db,
-        transitions: cp.runtime.transitions,
-        clock: cp.clock,
-        settings: cp.runtime.lifecycle,
-      }),
-    );
+    const replicas = otherReplicas(3);
     cp.clock.advance(16_000);
     const before = seen.length;
     const reports = await Promise.all(replicas.map((replica) => replica.tick()));
@@ -512,14 +517,7 @@ describe('regression (issue 8): a sign of life from an evicted node brings back 
 
   it('evicts and revives exactly once when several replicas sweep while the agent comes back', async () => {
     const ids = await Promise.all(Array.from({ length: 4 }, () => readyNode()));
-    const replicas = [1, 2, 3].map(() =>
-      createPresenceManager({
-        db: cp.handle.db,
-        transitions: cp.runtime.transitions,
-        clock: cp.clock,
-        settings: cp.runtime.lifecycle,
-      }),
-    );
+    const replicas = otherReplicas(3);
     cp.clock.advance(16_000);
     await Promise.all(replicas.map((replica) => replica.tick()));
     cp.clock.advance(300_000);
