@@ -4,6 +4,10 @@ import { createConfigs } from './20261122053000_create_configs.ts';
 import { addNodeProposedTags } from './20261122130000_add_node_proposed_tags.ts';
 import { addNodeHeartbeatInterval } from './20261122130100_add_node_heartbeat_interval.ts';
 import { addNodeEvictedAt } from './20261122130200_add_node_evicted_at.ts';
+import { createControlPlaneReplicas } from './20261123090000_create_control_plane_replicas.ts';
+import { createExecutions } from './20261123090100_create_executions.ts';
+import { createEventLog } from './20261123090200_create_event_log.ts';
+import { createWebhookDeliveries } from './20261123090300_create_webhook_deliveries.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -14,5 +18,9 @@ export const controlPlaneMigrations: MigrationSet = {
     addNodeProposedTags,
     addNodeHeartbeatInterval,
     addNodeEvictedAt,
+    createControlPlaneReplicas,
+    createExecutions,
+    createEventLog,
+    createWebhookDeliveries,
   ],
 };
