@@ -15,9 +15,26 @@ export const executionQueueSettings = {
     key: 'execution_queue.queue_size',
     env: 'SWITCHYARD_EXECUTION_QUEUE_QUEUE_SIZE',
     schema: integerSetting(1, 1_000_000),
-    default: 1000,
+    default: 10000,
     fromDatabase: true,
     meaning: 'Queued executions before async submissions are answered 429.',
+  }),
+  dispatchConcurrency: setting({
+    key: 'execution_queue.dispatch_concurrency',
+    env: 'SWITCHYARD_EXECUTION_QUEUE_DISPATCH_CONCURRENCY',
+    schema: integerSetting(1, 10_000),
+    default: 64,
+    fromDatabase: true,
+    meaning: 'Async executions each replica forwards to agents at once.',
+  }),
+  orphanGraceMs: setting({
+    key: 'execution_queue.orphan_grace',
+    env: 'SWITCHYARD_EXECUTION_QUEUE_ORPHAN_GRACE',
+    schema: durationSetting(),
+    default: '10s',
+    fromDatabase: true,
+    meaning:
+      'After a replica stops, how long an async execution it was forwarding waits for the agent to report before it is queued again.',
   }),
   webhookMaxAttempts: setting({
     key: 'execution_queue.webhook_max_attempts',
