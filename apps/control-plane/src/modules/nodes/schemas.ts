@@ -1,44 +1,10 @@
 import { fieldPath } from '@switchyard/shared';
 import { z } from 'zod';
+import { findUnstorable } from '../../platform/json-storable.ts';
 
 /** Lifecycle states of a node instance (spec §3). */
 export const LIFECYCLE_STATUSES = ['starting', 'ready', 'degraded', 'offline'] as const;
 export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
-
-declare global {
-  interface String {
-    /** ES2024, present in Node 20; the workspace typings stop at ES2023. */
-    isWellFormed(): boolean;
-  }
-}
-
-/** PostgreSQL text and jsonb cannot store U+0000, and jsonb refuses a lone UTF-16 surrogate. */
-function isUnstorable(text: string): boolean {
-  return text.includes('\u0000') || !text.isWellFormed();
-}
-
-/** The path of the first string (value or key) the database cannot store (see `isUnstorable`). */
-export function findUnstorable(
-  value: unknown,
-  path: (string | number)[] = [],
-): (string | number)[] | undefined {
-  if (typeof value === 'string') return isUnstorable(value) ? path : undefined;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const found = findUnstorable(value[i], [...path, i]);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  if (value && typeof value === 'object') {
-    for (const [key, child] of Object.entries(value)) {
-      if (isUnstorable(key)) return [...path, key];
-      const found = findUnstorable(child, [...path, key]);
-      if (found) return found;
-    }
-  }
-  return undefined;
-}
 
 /** Refuses unstorable strings anywhere in a body, naming where, instead of failing in the database. */
 function refuseUnstorable(value: unknown, ctx: z.RefinementCtx): void {

@@ -1,0 +1,40 @@
+/**
+ * What PostgreSQL cannot keep in text and jsonb columns, checked before a write so a request is
+ * refused with the offending field named instead of failing inside the database.
+ */
+
+declare global {
+  interface String {
+    /** ES2024, present in Node 20; the workspace typings stop at ES2023. */
+    isWellFormed(): boolean;
+  }
+}
+
+/** PostgreSQL text and jsonb cannot store U+0000, and jsonb refuses a lone UTF-16 surrogate. */
+function isUnstorable(text: string): boolean {
+  return text.includes('\u0000') || !text.isWellFormed();
+}
+
+/** The path of the first string (value or key) the database cannot store (see `isUnstorable`). */
+export function findUnstorable(
+  value: unknown,
+  path: (string | number)[] = [],
+): (string | number)[] | undefined {
+  if (typeof value === 'string') return isUnstorable(value) ? path : undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findUnstorable(value[i], [...path, i]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      if (isUnstorable(key)) return [...path, key];
+      const found = findUnstorable(child, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
