@@ -4,6 +4,7 @@ import { connectorSettings } from './modules/connector/index.ts';
 import { discoverySettings } from './modules/discovery/index.ts';
 import { executionQueueSettings } from './modules/executions/index.ts';
 import { nodeHealthSettings, nodeLifecycleSettings } from './modules/nodes/index.ts';
+import { webhookSettings } from './modules/webhooks/index.ts';
 import {
   DEFAULT_CONFIG_FILE,
   defaultSettings,
@@ -35,7 +36,7 @@ export const SETTINGS_TREE = {
   nodes: nodeLifecycleSettings,
   nodeHealth: nodeHealthSettings,
   discovery: discoverySettings,
-  executionQueue: executionQueueSettings,
+  executionQueue: { ...executionQueueSettings, ...webhookSettings },
   connector: connectorSettings,
   configSource: configSourceSetting,
 };

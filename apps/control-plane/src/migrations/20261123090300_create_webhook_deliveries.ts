@@ -19,6 +19,9 @@ export const createWebhookDeliveries: Migration = {
       // pending | delivering | delivered | dead
       table.text('status').notNullable();
       table.integer('attempts').notNullable().defaultTo(0);
+      // True once an operator re-delivered it (POST .../webhook/retry): its attempts since then
+      // are recorded as manual, and `attempts` counts from 0 again.
+      table.boolean('manual').notNullable().defaultTo(false);
       table.timestamp('next_attempt_at', { useTz: true }).nullable();
       table.text('leased_by').nullable();
       table.timestamp('lease_expires_at', { useTz: true }).nullable();

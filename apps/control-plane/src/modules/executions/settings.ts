@@ -1,7 +1,10 @@
-import { booleanSetting, durationSetting, integerSetting } from '@switchyard/shared/settings';
+import { durationSetting, integerSetting } from '@switchyard/shared/settings';
 import { setting } from '../../platform/config/setting.ts';
 
-/** The execution queue and webhook delivery (config `execution_queue:`; spec §8 puts webhook settings here). */
+/**
+ * The execution queue (config `execution_queue:`). The section's `webhook_*` keys (spec §8 puts
+ * them here) are declared by the webhooks module and merged into this section in config.ts.
+ */
 export const executionQueueSettings = {
   syncTimeoutMs: setting({
     key: 'execution_queue.sync_timeout',
@@ -35,61 +38,5 @@ export const executionQueueSettings = {
     fromDatabase: true,
     meaning:
       'After a replica stops, how long an async execution it was forwarding waits for the agent to report before it is queued again.',
-  }),
-  webhookMaxAttempts: setting({
-    key: 'execution_queue.webhook_max_attempts',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_MAX_ATTEMPTS',
-    schema: integerSetting(1, 100),
-    default: 3,
-    fromDatabase: true,
-    meaning: 'Webhook delivery attempts before the delivery is dead-lettered.',
-  }),
-  webhookInitialBackoffMs: setting({
-    key: 'execution_queue.webhook_initial_backoff',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_INITIAL_BACKOFF',
-    schema: durationSetting(),
-    default: '1s',
-    fromDatabase: true,
-    meaning: 'First webhook retry delay, doubled after each failure.',
-  }),
-  webhookMaxBackoffMs: setting({
-    key: 'execution_queue.webhook_max_backoff',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_MAX_BACKOFF',
-    schema: durationSetting(),
-    default: '5s',
-    fromDatabase: true,
-    meaning: 'Longest webhook retry delay.',
-  }),
-  webhookTimeoutMs: setting({
-    key: 'execution_queue.webhook_timeout',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_TIMEOUT',
-    schema: durationSetting(),
-    default: '10s',
-    fromDatabase: true,
-    meaning: 'Timeout of one webhook delivery attempt.',
-  }),
-  webhookWorkers: setting({
-    key: 'execution_queue.webhook_workers',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_WORKERS',
-    schema: integerSetting(1, 256),
-    default: 4,
-    fromDatabase: true,
-    meaning: 'Webhook delivery workers per replica.',
-  }),
-  webhookQueueSize: setting({
-    key: 'execution_queue.webhook_queue_size',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_QUEUE_SIZE',
-    schema: integerSetting(1, 1_000_000),
-    default: 256,
-    fromDatabase: true,
-    meaning: 'In-memory webhook delivery queue per replica (the rest wait in the database).',
-  }),
-  webhookAllowHttp: setting({
-    key: 'execution_queue.webhook_allow_http',
-    env: 'SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_ALLOW_HTTP',
-    schema: booleanSetting(),
-    default: false,
-    fromDatabase: true,
-    meaning: 'Development only: accept plain http:// webhook and observability URLs.',
   }),
 };
