@@ -79,13 +79,7 @@ export function createWebhookService(deps: WebhookServiceDeps) {
     async retry(executionId: string): Promise<Delivery> {
       const restarted = await db.transaction(async (trx) => {
         const latest = await latestDeliveryForUpdate(trx, executionId);
-        if (!latest) {
-          if (!(await deps.executionExists(executionId))) throw unknownExecution(executionId);
-          throw new ProblemError(
-            'not_found',
-            `Execution "${executionId}" has no webhook delivery: it registered no webhook, or has not finished yet.`,
-          );
-        }
+        if (!latest) return undefined;
         if (latest.status === 'pending' || latest.status === 'delivering') {
           throw new ProblemError(
             'conflict',
@@ -94,6 +88,15 @@ export function createWebhookService(deps: WebhookServiceDeps) {
         }
         return restartDelivery(trx, latest.deliveryId, new Date(clock.now()));
       });
+      if (!restarted) {
+        // Asked after the transaction: executionExists uses its own connection, and the embedded
+        // database has only one, which the transaction would be holding.
+        if (!(await deps.executionExists(executionId))) throw unknownExecution(executionId);
+        throw new ProblemError(
+          'not_found',
+          `Execution "${executionId}" has no webhook delivery: it registered no webhook, or has not finished yet.`,
+        );
+      }
       deps.wake();
       return restarted;
     },
