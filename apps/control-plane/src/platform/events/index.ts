@@ -3,6 +3,7 @@ import { createInProcessEventBus, type EventBus } from './event-bus.ts';
 import { createPostgresEventBus } from './postgres-event-bus.ts';
 
 export * from './event-bus.ts';
+export * from './event-log.ts';
 export * from './postgres-event-bus.ts';
 
 /**

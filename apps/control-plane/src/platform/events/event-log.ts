@@ -1,0 +1,445 @@
+import { randomUUID } from 'node:crypto';
+import { ProblemError } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type { Logger } from '../logger.ts';
+import type { EventBus } from './event-bus.ts';
+import { type Cursor, compareCursors, formatCursor, parseCursor, ZERO_CURSOR } from './event-log-cursor.ts';
+
+export { type Cursor, formatCursor, isCursor, parseCursor } from './event-log-cursor.ts';
+
+/** The bus topic of "a stream has new entries" hints; one topic for every stream. */
+export const EVENT_LOG_TOPIC = 'event_log';
+
+/** Rows per query: the tail's wake-up reads and a follower's catch-up reads. */
+const BATCH = 256;
+/** Rows per DELETE of the retention sweep, so pruning never holds one huge transaction. */
+const PRUNE_BATCH = 10_000;
+/** First and longest delay of a re-read while a committed entry is held back by an older transaction. */
+const HELD_BACK_FIRST_MS = 20;
+const HELD_BACK_MAX_MS = 1_000;
+
+/** One entry of a stream as followers receive it. */
+export interface EventLogEntry {
+  /** Opaque, ordered cursor (`<tx>-<id>`): send it back as Last-Event-ID to resume after it. */
+  id: string;
+  event: string;
+  payload: Record<string, unknown>;
+}
+
+export interface FollowOptions {
+  /**
+   * Called between catch-up batches: resolve when the consumer can take more. Lets a follower
+   * resuming far back read the log at its reader's pace instead of buffering it all.
+   */
+  pace?: () => Promise<void>;
+}
+
+export interface EventLog {
+  /**
+   * Call after a transaction that appended to `stream` committed: wakes readers here at once and
+   * on every replica through the event bus. Announces are coalesced: at most one NOTIFY per stream
+   * is in flight, and the next goes no sooner than `announceIntervalMs` after it.
+   */
+  announce(stream: string): void;
+  /**
+   * Delivers entries of `stream` in log order: those after `after` (a Last-Event-ID; undefined =
+   * only entries from now on), then live ones. One shared tail reader per stream per process fans
+   * out to all followers. Throws ProblemError('invalid_request') for a malformed cursor. Resolves
+   * once the follower is registered (catching up continues in the background); returns unfollow.
+   */
+  follow(
+    stream: string,
+    after: string | undefined,
+    onEntry: (entry: EventLogEntry) => void,
+    options?: FollowOptions,
+  ): Promise<() => void>;
+  /** Deletes entries older than the retention now; resolves with how many went. */
+  prune(): Promise<number>;
+  /** Starts the periodic retention sweep (safe on every replica at once). */
+  start(): void;
+  /** Stops the sweep and every tail reader; followers receive nothing more. */
+  stop(): Promise<void>;
+}
+
+export interface EventLogDeps {
+  db: Knex;
+  events: EventBus;
+  log: Logger;
+  /** How long entries are kept (and how far back Last-Event-ID can resume); 24 h by default. */
+  retentionMs?: number;
+  /**
+   * Interval of the tail's unconditional re-read, a backstop for hints the bus lost (NOTIFYs sent
+   * while a LISTEN connection reconnects are gone); 2 s by default.
+   */
+  safetyPollMs?: number;
+  /** Interval of the retention sweep; a minute by default. */
+  pruneIntervalMs?: number;
+  /** Least time between two NOTIFYs for one stream; 10 ms by default. */
+  announceIntervalMs?: number;
+}
+
+type Db = Knex | Knex.Transaction;
+
+/** Appends one event to a stream inside the caller's transaction (or alone). */
+export async function appendEvent(db: Db, stream: string, event: string, payload: object): Promise<void> {
+  await appendEvents(db, [{ stream, event, payload }]);
+}
+
+/** Appends many events in one INSERT; their ids follow the order of `rows`. */
+export async function appendEvents(
+  db: Db,
+  rows: Array<{ stream: string; event: string; payload: object }>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  // `tx` is left to its default (pg_current_xact_id()): the writing transaction's own id.
+  await db('event_log').insert(
+    rows.map((row) => ({ stream: row.stream, event: row.event, payload: JSON.stringify(row.payload) })),
+  );
+}
+
+interface Row {
+  id: string | null;
+  tx: string | null;
+  event: string | null;
+  payload: Record<string, unknown> | string | null;
+  held_back: boolean;
+}
+
+/**
+ * One statement, so one snapshot: the entries after `after` (and up to `until`) whose transaction
+ * ended before every transaction still running (`tx < xmin`), in (tx, id) order, plus whether a
+ * committed entry of the stream is held back behind a still-running older transaction. Only
+ * `tx < xmin` is safe to pass: an entry of an older transaction may still commit below anything
+ * newer, and a cursor already past it would skip it. The LEFT JOIN keeps the held_back row when
+ * there are no entries.
+ */
+async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor | undefined): Promise<Row[]> {
+  const bounds = until ? 'and (e.tx, e.id) <= (?::text::xid8, ?::bigint)' : '';
+  // Cursor parts travel as text: bigints are beyond what the drivers bind as numbers.
+  const untilBindings = until ? [String(until.tx), String(until.id)] : [];
+  const bindings = [stream, stream, String(after.tx), String(after.id), ...untilBindings, BATCH];
+  const result = await db.raw(
+    `with s as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+     held as (
+       select exists (select 1 from event_log e, s where e.stream = ? and e.tx >= s.xmin) as held_back
+     )
+     select r.id, r.tx, r.event, r.payload, held.held_back
+     from held left join lateral (
+       select e.id::text as id, e.tx::text as tx, e.event, e.payload
+       from event_log e, s
+       where e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}
+       order by e.tx, e.id
+       limit ?
+     ) r on true`,
+    bindings,
+  );
+  return result.rows as Row[];
+}
+
+/** The last entry of a stream every reader can already see: where "from now on" starts. */
+async function readHead(db: Knex, stream: string): Promise<Cursor> {
+  const result = await db.raw(
+    `select e.id::text as id, e.tx::text as tx from event_log e
+     where e.stream = ? and e.tx < pg_snapshot_xmin(pg_current_snapshot())
+     order by e.tx desc, e.id desc limit 1`,
+    [stream],
+  );
+  const row = result.rows[0] as { id: string; tx: string } | undefined;
+  return row ? { tx: BigInt(row.tx), id: BigInt(row.id) } : ZERO_CURSOR;
+}
+
+function entriesOf(rows: Row[]): Array<EventLogEntry & { cursor: Cursor }> {
+  const entries: Array<EventLogEntry & { cursor: Cursor }> = [];
+  for (const row of rows) {
+    if (row.id === null || row.tx === null || row.event === null) continue;
+    const cursor = { tx: BigInt(row.tx), id: BigInt(row.id) };
+    const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : (row.payload ?? {});
+    entries.push({ id: formatCursor(cursor), event: row.event, payload, cursor });
+  }
+  return entries;
+}
+
+interface Follower {
+  /** The last entry this follower received (or skipped as already seen). */
+  cursor: Cursor;
+  onEntry: (entry: EventLogEntry) => void;
+  closed: boolean;
+}
+
+interface Tail {
+  stream: string;
+  ready: Promise<void>;
+  /** The last entry the tail has read and fanned out. */
+  head: Cursor;
+  /** Live followers: those the tail fans out to. */
+  followers: Set<Follower>;
+  /** Followers live or still catching up; the tail closes when the last one leaves. */
+  members: number;
+  reading: boolean;
+  again: boolean;
+  heldBackDelay: number;
+  heldBackTimer?: NodeJS.Timeout;
+  safetyTimer?: NodeJS.Timeout;
+  stopped: boolean;
+}
+
+/**
+ * The durable event log (table `event_log`): writers append rows in their own transactions and
+ * announce after commit; each process keeps one tail reader per followed stream that wakes on
+ * the announce (local, or a NOTIFY from another replica), reads what became visible in batches
+ * and fans it out. Entries survive restarts and are the same on every replica, so a cursor from
+ * one replica resumes on any other.
+ */
+export function createEventLog(deps: EventLogDeps): EventLog {
+  const { db, events, log } = deps;
+  const retentionMs = deps.retentionMs ?? 24 * 60 * 60 * 1000;
+  const safetyPollMs = deps.safetyPollMs ?? 2_000;
+  const pruneIntervalMs = deps.pruneIntervalMs ?? 60_000;
+  const announceIntervalMs = deps.announceIntervalMs ?? 10;
+  // Lets this process ignore its own NOTIFYs: its tails were already woken directly.
+  const origin = randomUUID();
+  const tails = new Map<string, Tail>();
+  const announcing = new Map<string, { pending: boolean; timer?: NodeJS.Timeout }>();
+  let unsubscribe: (() => void) | undefined;
+  let pruneTimer: NodeJS.Timeout | undefined;
+  let pruning: Promise<number> | undefined;
+  let stopped = false;
+
+  function deliverTo(follower: Follower, entry: EventLogEntry & { cursor: Cursor }): void {
+    if (follower.closed || compareCursors(entry.cursor, follower.cursor) <= 0) return;
+    follower.cursor = entry.cursor;
+    try {
+      follower.onEntry({ id: entry.id, event: entry.event, payload: entry.payload });
+    } catch (error) {
+      log.error({ err: error }, 'event log follower failed');
+    }
+  }
+
+  function onHint(event: Record<string, unknown>): void {
+    if (event.origin === origin || typeof event.stream !== 'string') return;
+    const tail = tails.get(event.stream);
+    if (tail) wake(tail);
+  }
+
+  function wake(tail: Tail): void {
+    if (tail.stopped) return;
+    if (tail.reading) {
+      tail.again = true;
+      return;
+    }
+    void read(tail);
+  }
+
+  /** Reads everything visible after the head, in batches, fanning each batch out at once. */
+  async function read(tail: Tail): Promise<void> {
+    tail.reading = true;
+    let heldBack = false;
+    try {
+      do {
+        tail.again = false;
+        let full: boolean;
+        do {
+          const rows = await readAfter(db, tail.stream, tail.head, undefined);
+          if (tail.stopped) return;
+          heldBack = rows[0]?.held_back ?? false;
+          const entries = entriesOf(rows);
+          full = entries.length === BATCH;
+          // Head and fan-out change together, in one synchronous step: a follower that joins
+          // between two reads is exactly at the head and misses nothing.
+          for (const entry of entries) {
+            tail.head = entry.cursor;
+            for (const follower of tail.followers) deliverTo(follower, entry);
+          }
+        } while (full);
+      } while (tail.again);
+    } catch (error) {
+      log.error({ err: error, stream: tail.stream }, 'event log read failed; the safety poll retries');
+    } finally {
+      tail.reading = false;
+    }
+    scheduleHeldBack(tail, heldBack);
+  }
+
+  /**
+   * A committed entry held back by an older transaction becomes readable when that transaction
+   * ends, which nobody announces when it wrote no events: re-read soon, backing off while it
+   * stays held back, and not at all when nothing is.
+   */
+  function scheduleHeldBack(tail: Tail, heldBack: boolean): void {
+    if (!heldBack) {
+      tail.heldBackDelay = HELD_BACK_FIRST_MS;
+      return;
+    }
+    if (tail.heldBackTimer || tail.stopped) return;
+    tail.heldBackTimer = setTimeout(() => {
+      tail.heldBackTimer = undefined;
+      wake(tail);
+    }, tail.heldBackDelay);
+    tail.heldBackTimer.unref();
+    tail.heldBackDelay = Math.min(tail.heldBackDelay * 2, HELD_BACK_MAX_MS);
+  }
+
+  function openTail(stream: string): Tail {
+    const tail: Tail = {
+      stream,
+      head: ZERO_CURSOR,
+      followers: new Set(),
+      members: 0,
+      reading: false,
+      again: false,
+      heldBackDelay: HELD_BACK_FIRST_MS,
+      stopped: false,
+      ready: Promise.resolve(),
+    };
+    unsubscribe ??= events.subscribe(EVENT_LOG_TOPIC, onHint);
+    tail.ready = readHead(db, stream).then((head) => {
+      tail.head = head;
+      tail.safetyTimer = setInterval(() => wake(tail), safetyPollMs);
+      tail.safetyTimer.unref();
+    });
+    tails.set(stream, tail);
+    tail.ready.catch(() => closeTail(tail));
+    return tail;
+  }
+
+  function closeTail(tail: Tail): void {
+    tail.stopped = true;
+    clearInterval(tail.safetyTimer);
+    clearTimeout(tail.heldBackTimer);
+    if (tails.get(tail.stream) === tail) tails.delete(tail.stream);
+    if (tails.size === 0 && unsubscribe) {
+      unsubscribe();
+      unsubscribe = undefined;
+    }
+  }
+
+  /**
+   * Brings a follower that resumes behind the head up to it with its own reads (bounded by the
+   * head, which every entry up to is final), then hands it to the tail. The check and the join
+   * happen in one synchronous step, so no entry falls between the catch-up and the tail.
+   */
+  async function catchUp(
+    tail: Tail,
+    follower: Follower,
+    pace: (() => Promise<void>) | undefined,
+  ): Promise<void> {
+    while (!follower.closed && !tail.stopped) {
+      if (compareCursors(follower.cursor, tail.head) >= 0) {
+        tail.followers.add(follower);
+        return;
+      }
+      const target = tail.head;
+      let entries: Array<EventLogEntry & { cursor: Cursor }>;
+      try {
+        entries = entriesOf(await readAfter(db, tail.stream, follower.cursor, target));
+      } catch (error) {
+        log.error({ err: error, stream: tail.stream }, 'event log catch-up read failed; retrying');
+        await new Promise((done) => setTimeout(done, safetyPollMs).unref());
+        continue;
+      }
+      for (const entry of entries) deliverTo(follower, entry);
+      // Fewer than a batch: nothing is left up to the target (older entries may have been pruned).
+      if (entries.length < BATCH && compareCursors(follower.cursor, target) < 0) follower.cursor = target;
+      if (pace && entries.length === BATCH) await pace();
+    }
+  }
+
+  function announceNow(stream: string): void {
+    const state = announcing.get(stream) ?? { pending: false };
+    announcing.set(stream, state);
+    if (state.timer) {
+      state.pending = true;
+      return;
+    }
+    state.pending = false;
+    // The timer covers the publish and the interval after it: announces meanwhile become one.
+    state.timer = setTimeout(() => {
+      state.timer = undefined;
+      if (state.pending && !stopped) announceNow(stream);
+      else announcing.delete(stream);
+    }, announceIntervalMs);
+    state.timer.unref();
+    events.publish(EVENT_LOG_TOPIC, { stream, origin }).catch((error) => {
+      // The tails of other replicas still find the entries with their safety poll.
+      log.warn({ err: error, stream }, 'event log announce failed');
+    });
+  }
+
+  return {
+    announce(stream) {
+      if (stopped) return;
+      const tail = tails.get(stream);
+      if (tail) wake(tail);
+      announceNow(stream);
+    },
+
+    async follow(stream, after, onEntry, options = {}) {
+      let cursor: Cursor | undefined;
+      if (after !== undefined) {
+        cursor = parseCursor(after);
+        if (!cursor) {
+          throw new ProblemError(
+            'invalid_request',
+            `"${after.slice(0, 100)}" is not an event id of this stream; send back an id: the server sent.`,
+            { extensions: { errors: [{ field: 'Last-Event-ID', message: 'not an event id' }] } },
+          );
+        }
+      }
+      if (stopped) throw new Error('event log is stopped');
+      const tail = tails.get(stream) ?? openTail(stream);
+      tail.members += 1;
+      await tail.ready;
+      const follower: Follower = { cursor: cursor ?? tail.head, onEntry, closed: false };
+      void catchUp(tail, follower, options.pace);
+      return () => {
+        if (follower.closed) return;
+        follower.closed = true;
+        tail.followers.delete(follower);
+        tail.members -= 1;
+        if (tail.members === 0 && !tail.stopped) closeTail(tail);
+      };
+    },
+
+    prune() {
+      pruning ??= (async () => {
+        let total = 0;
+        try {
+          for (;;) {
+            // Raw, for the row count: knex's delete() answers differently on the PGlite driver.
+            const result = await db.raw(
+              `delete from event_log where id in (
+                 select id from event_log where created_at < now() - ?::interval limit ?
+               )`,
+              [`${retentionMs} milliseconds`, PRUNE_BATCH],
+            );
+            const deleted = Number(result.rowCount ?? 0);
+            total += deleted;
+            if (deleted < PRUNE_BATCH) return total;
+          }
+        } finally {
+          pruning = undefined;
+        }
+      })();
+      return pruning;
+    },
+
+    start() {
+      if (pruneTimer || stopped) return;
+      const sweep = () =>
+        this.prune().catch((error) => log.error({ err: error }, 'event log retention sweep failed'));
+      void sweep();
+      pruneTimer = setInterval(sweep, pruneIntervalMs);
+      pruneTimer.unref();
+    },
+
+    async stop() {
+      stopped = true;
+      clearInterval(pruneTimer);
+      pruneTimer = undefined;
+      for (const state of announcing.values()) clearTimeout(state.timer);
+      announcing.clear();
+      for (const tail of [...tails.values()]) closeTail(tail);
+      await pruning?.catch(() => {});
+    },
+  };
+}
