@@ -1,0 +1,320 @@
+import { spawn } from 'node:child_process';
+import { dirname } from 'node:path';
+
+/** One fenced code block of a markdown page. */
+export interface FencedBlock {
+  /** The info string's first word: `bash`, `json`, `text`, `js`, or '' for a bare fence. */
+  lang: string;
+  code: string;
+  /** 1-based line of the opening fence, for messages that point at the page. */
+  line: number;
+}
+
+/**
+ * The fenced blocks of a markdown page, in order. Fences are lines starting with three or more
+ * backticks (or tildes); a block ends at a fence of the same character at least as long, as in
+ * CommonMark, so a block may show a shorter fence inside it.
+ */
+export function fencedBlocks(markdown: string): FencedBlock[] {
+  const blocks: FencedBlock[] = [];
+  const lines = markdown.split('\n');
+  let open: { fence: string; lang: string; line: number; body: string[] } | undefined;
+  for (const [index, line] of lines.entries()) {
+    if (!open) {
+      const start = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/.exec(line);
+      if (start) open = { fence: start[1]!, lang: start[2] ?? '', line: index + 1, body: [] };
+      continue;
+    }
+    const close = /^ {0,3}(`{3,}|~{3,})\s*$/.exec(line);
+    if (close && close[1]![0] === open.fence[0] && close[1]!.length >= open.fence.length) {
+      blocks.push({ lang: open.lang, code: open.body.join('\n'), line: open.line });
+      open = undefined;
+    } else {
+      open.body.push(line);
+    }
+  }
+  if (open) throw new Error(`the fence opened at line ${open.line} is never closed`);
+  return blocks;
+}
+
+/** A shell command of a page and the answer the page shows right after it, if any. */
+export interface CommandExample {
+  command: FencedBlock;
+  /** The first ```json or ```text block after the command and before the next command. */
+  shown: FencedBlock | undefined;
+}
+
+/** Every ```bash block of a page, each paired with the output block that follows it. */
+export function commandExamples(markdown: string): CommandExample[] {
+  const blocks = fencedBlocks(markdown);
+  const examples: CommandExample[] = [];
+  for (const [index, block] of blocks.entries()) {
+    if (block.lang !== 'bash') continue;
+    const next = blocks[index + 1];
+    examples.push({
+      command: block,
+      shown: next && (next.lang === 'json' || next.lang === 'text') ? next : undefined,
+    });
+  }
+  return examples;
+}
+
+/** What a shell command did. */
+export interface ShellResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `command` with `bash -c`, as a reader pasting it into a terminal would, with the Node
+ * that runs the tests first on PATH (so `node` is the same one). Rejects if it runs longer than
+ * `timeoutMs` (its process group is killed).
+ */
+export function runShell(
+  command: string,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<ShellResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('bash', ['-c', command], {
+      cwd: options.cwd,
+      env: { ...shellEnv(), ...options.env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      reject(
+        new Error(
+          `\`${command}\` ran longer than ${options.timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`,
+        ),
+      );
+    }, options.timeoutMs ?? 30_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** PATH with this Node first, and nothing else of the developer's environment. */
+export function shellEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: `${dirname(process.execPath)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+    HOME: process.env.HOME,
+  };
+}
+
+// ---- Comparing a real answer with the one a page shows ----------------------------------------
+
+/** An id as the control plane makes them: a prefix, `_`, 26 Crockford base32 characters. */
+const ID = /^([a-z][a-z0-9]*)_[0-9a-hjkmnp-tv-z]{26}$/;
+/** An ISO 8601 timestamp in UTC with milliseconds, as every answer writes them. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/**
+ * Page ids and the real ids they stand for. The first time a page id meets a real one they are
+ * paired; from then on the page id must always meet the same real id (an execution's id in its
+ * status record is the one its execute call answered), and commands that name the page id are
+ * run with the real one.
+ */
+export class IdMap {
+  readonly pairs = new Map<string, string>();
+
+  /** Pairs `shown` with `real`, or returns why they cannot be paired. */
+  pair(shown: string, real: string): string | undefined {
+    const known = this.pairs.get(shown);
+    if (known === undefined) {
+      for (const [other, value] of this.pairs) {
+        if (value === real) return `${real} already stands for ${other} on the page, not for ${shown}`;
+      }
+      this.pairs.set(shown, real);
+      return undefined;
+    }
+    return known === real ? undefined : `the page's ${shown} was ${known} earlier, here it is ${real}`;
+  }
+
+  /** A copy to compare against, committed with {@link IdMap.adopt} only if the comparison passed. */
+  clone(): IdMap {
+    const copy = new IdMap();
+    for (const [shown, real] of this.pairs) copy.pairs.set(shown, real);
+    return copy;
+  }
+
+  adopt(other: IdMap): void {
+    for (const [shown, real] of other.pairs) this.pairs.set(shown, real);
+  }
+
+  /** The text with every paired page id replaced by its real id. */
+  substitute(text: string): string {
+    let out = text;
+    for (const [shown, real] of this.pairs) out = out.split(shown).join(real);
+    return out;
+  }
+}
+
+export interface ShapeRules {
+  /** Keys whose numbers are measurements (durations) that differ on every run: any number ≥ 0. */
+  measured: ReadonlySet<string>;
+  ids: IdMap;
+  /** Applied to every string the page shows before comparing it (host and port substitutions). */
+  rewrite?: (text: string) => string;
+}
+
+/**
+ * Where `actual` differs from the `shown` JSON of a page, as `path: problem` lines (none when it
+ * matches). Objects must have the same keys; arrays the same length; values must be equal, except
+ * ids (same prefix, paired through `rules.ids`), timestamps (any timestamp) and measured numbers.
+ */
+export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRules, path = '$'): string[] {
+  const show = (value: unknown) => JSON.stringify(value);
+  if (shown === null || typeof shown !== 'object') {
+    if (typeof shown === 'string') {
+      const idShown = ID.exec(shown);
+      if (idShown) {
+        if (typeof actual !== 'string' || ID.exec(actual)?.[1] !== idShown[1])
+          return [`${path}: expected an id ${idShown[1]}_…, got ${show(actual)}`];
+        const problem = rules.ids.pair(shown, actual);
+        return problem ? [`${path}: ${problem}`] : [];
+      }
+      if (TIMESTAMP.test(shown)) {
+        return typeof actual === 'string' && TIMESTAMP.test(actual)
+          ? []
+          : [`${path}: expected a timestamp, got ${show(actual)}`];
+      }
+      const expected = rules.ids.substitute(rules.rewrite ? rules.rewrite(shown) : shown);
+      return actual === expected ? [] : [`${path}: expected ${show(expected)}, got ${show(actual)}`];
+    }
+    const key = path.slice(path.lastIndexOf('.') + 1);
+    if (typeof shown === 'number' && rules.measured.has(key)) {
+      return typeof actual === 'number' && actual >= 0
+        ? []
+        : [`${path}: expected a number ≥ 0, got ${show(actual)}`];
+    }
+    return actual === shown ? [] : [`${path}: expected ${show(shown)}, got ${show(actual)}`];
+  }
+  if (Array.isArray(shown)) {
+    if (!Array.isArray(actual)) return [`${path}: expected an array, got ${show(actual)}`];
+    if (actual.length !== shown.length)
+      return [`${path}: expected ${shown.length} items, got ${actual.length}: ${show(actual)}`];
+    return shown.flatMap((item, index) => shapeDifferences(actual[index], item, rules, `${path}[${index}]`));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
+    return [`${path}: expected an object, got ${show(actual)}`];
+  const shownKeys = Object.keys(shown);
+  const actualKeys = Object.keys(actual);
+  const problems: string[] = [];
+  const missing = shownKeys.filter((k) => !actualKeys.includes(k));
+  const extra = actualKeys.filter((k) => !shownKeys.includes(k));
+  if (missing.length) problems.push(`${path}: missing ${missing.join(', ')} (the page shows them)`);
+  if (extra.length) problems.push(`${path}: has ${extra.join(', ')}, which the page does not show`);
+  for (const key of shownKeys) {
+    if (!actualKeys.includes(key)) continue;
+    problems.push(
+      ...shapeDifferences(
+        (actual as Record<string, unknown>)[key],
+        (shown as Record<string, unknown>)[key],
+        rules,
+        `${path}.${key}`,
+      ),
+    );
+  }
+  return problems;
+}
+
+/** A command left running in the background (`node agent.mjs`), with what it printed. */
+export interface BackgroundCommand {
+  output(): string;
+  /** Resolves once `text` has been printed; rejects if the command exits first or `timeoutMs` passes. */
+  waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** SIGTERM to its process group (as Ctrl-C reaches a terminal's foreground job), SIGKILL after 5 s. */
+  stop(): Promise<void>;
+}
+
+/** Starts `command` with `bash -c` and leaves it running, as in a second terminal. */
+export function startShell(
+  command: string,
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): BackgroundCommand {
+  const child = spawn('bash', ['-c', command], {
+    cwd: options.cwd,
+    env: { ...shellEnv(), ...options.env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  let exited = false;
+  const listeners = new Set<() => void>();
+  const record = (chunk: string) => {
+    output += chunk;
+    for (const listener of [...listeners]) listener();
+  };
+  child.stdout.setEncoding('utf8').on('data', record);
+  child.stderr.setEncoding('utf8').on('data', record);
+  const done = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      for (const listener of [...listeners]) listener();
+      resolve();
+    }),
+  );
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-child.pid!, name);
+    } catch {
+      // the group is empty already
+    }
+  };
+  return {
+    output: () => output,
+    waitFor(text, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const finish = (error?: Error) => {
+          clearTimeout(timer);
+          listeners.delete(check);
+          if (error) reject(error);
+          else resolve();
+        };
+        const check = () => {
+          if (output.includes(text)) finish();
+          else if (exited)
+            finish(new Error(`\`${command}\` exited before printing "${text}"; it printed:\n${output}`));
+        };
+        const timer = setTimeout(
+          () =>
+            finish(
+              new Error(
+                `\`${command}\` did not print "${text}" within ${timeoutMs} ms; it printed:\n${output}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        listeners.add(check);
+        check();
+      });
+    },
+    async stop() {
+      if (exited) return;
+      signal('SIGTERM');
+      const timer = setTimeout(() => signal('SIGKILL'), 5_000);
+      await done;
+      clearTimeout(timer);
+    },
+  };
+}
