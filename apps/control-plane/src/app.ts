@@ -8,11 +8,15 @@ import {
   discoveryOpenApi,
   discoveryRouter,
 } from './modules/discovery/index.ts';
-import { createExecutionMetrics } from './modules/executions/index.ts';
+import {
+  executionEventsOpenApi,
+  executionEventsRouter,
+  executionsOpenApi,
+  executionsRouter,
+} from './modules/executions/index.ts';
 import { createHealthService, healthOpenApi, healthRouter, storageProbe } from './modules/health/index.ts';
 import { createMemoryMetrics } from './modules/memory/index.ts';
 import {
-  createNodeRuntime,
   listNodeInstances,
   NODES_TOPIC,
   type NodeRuntime,
@@ -20,6 +24,7 @@ import {
   nodesOpenApi,
   nodesRouter,
 } from './modules/nodes/index.ts';
+import { webhooksOpenApi, webhooksRouter } from './modules/webhooks/index.ts';
 import type { Clock } from './platform/clock.ts';
 import { createInProcessEventBus, type EventBus } from './platform/events/index.ts';
 import { apiKeyAuth } from './platform/http/auth.ts';
@@ -35,6 +40,7 @@ import { createOpenApiDocument } from './platform/openapi/document.ts';
 import { platformOpenApi } from './platform/openapi/platform-paths.ts';
 import { openApiRouter } from './platform/openapi/routes.ts';
 import { VERSION } from './platform/version.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 
 export interface AppDeps {
   db: Database;
@@ -49,10 +55,12 @@ export interface AppDeps {
   /** The app's logger; defaults to JSON lines on stdout at info. */
   log?: Logger;
   /**
-   * The node service and its background loops. server.ts creates it (with the same events and
-   * clock) so it can start and stop the loops; when omitted the app builds one whose loops
-   * never run, and tests drive them through `presence.tick()` / `health.runOnce()`.
+   * The stateful parts and their background loops (runtime.ts). server.ts creates it with the
+   * same database, events, clock, logger and metrics so it can start and stop the loops; when
+   * omitted the app builds one whose loops never run, and tests drive them.
    */
+  runtime?: Runtime;
+  /** Used when the app builds its own runtime: a node runtime with a test's probe or timings. */
   nodeRuntime?: NodeRuntime;
   /** Interval of keep-alive comments on SSE streams; 15 s by default (tests shorten it). */
   sseKeepAliveMs?: number;
@@ -73,16 +81,18 @@ export function createApp(deps: AppDeps): Koa {
   const events = deps.events ?? createInProcessEventBus();
   const clock = deps.clock ?? Date;
 
-  const nodeRuntime =
-    deps.nodeRuntime ??
-    createNodeRuntime({
+  const runtime =
+    deps.runtime ??
+    createRuntime({
       db: deps.db,
+      config,
       events,
       clock,
-      lifecycle: config.nodes,
-      health: config.nodeHealth,
       log,
+      metrics: registry,
+      nodeRuntime: deps.nodeRuntime,
     });
+  const nodeRuntime = runtime.nodes;
 
   const discovery = createDiscoveryService({
     listInstances: () => listNodeInstances(deps.db),
@@ -94,7 +104,6 @@ export function createApp(deps: AppDeps): Koa {
   events.subscribe(NODES_TOPIC, () => discovery.invalidate());
 
   // Registered now so that every metric of the spec is scraped from the start.
-  createExecutionMetrics(registry);
   createMemoryMetrics(registry);
 
   const health = createHealthService({
@@ -112,13 +121,29 @@ export function createApp(deps: AppDeps): Koa {
     discoveryRouter({ discovery }),
     nodesRouter({ runtime: nodeRuntime }),
     nodeEventsRouter({ events, ...streamOptions }),
+    executionsRouter(runtime.executions),
+    executionEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
+    webhooksRouter({
+      db: deps.db,
+      clock,
+      wake: () => runtime.webhooks.wake(),
+      executionExists: async (id) => (await runtime.executions.queries.batch([id]))[id] !== undefined,
+    }),
     // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
     // lists to each other.
     openApiRouter({
       document: () =>
         createOpenApiDocument({
           version: VERSION,
-          paths: [platformOpenApi, healthOpenApi, discoveryOpenApi, nodesOpenApi],
+          paths: [
+            platformOpenApi,
+            healthOpenApi,
+            discoveryOpenApi,
+            nodesOpenApi,
+            executionsOpenApi,
+            executionEventsOpenApi,
+            webhooksOpenApi,
+          ],
         }),
     }),
   ];

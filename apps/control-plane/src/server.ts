@@ -6,10 +6,12 @@ import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/d
 import { createApp } from './app.ts';
 import { type Config, loadConfig } from './config.ts';
 import { controlPlaneMigrations } from './migrations/index.ts';
-import { createNodeRuntime, type NodeRuntime } from './modules/nodes/runtime.ts';
+import type { NodeRuntime } from './modules/nodes/index.ts';
 import { createEventBusFor, type EventBus } from './platform/events/index.ts';
 import { createOpenStreams } from './platform/http/open-streams.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
+import { createMetricsRegistry } from './platform/metrics/registry.ts';
+import { createRuntime, type Runtime } from './runtime.ts';
 
 export interface StartOptions {
   /** A complete configuration to use as is; without it the configuration is loaded from `env`. */
@@ -34,6 +36,8 @@ export interface RunningServer {
   config: Config;
   /** The node service; its background loops run from start until close(). */
   nodeRuntime: NodeRuntime;
+  /** Everything stateful behind the routes (executions, webhooks, event log, nodes, replica lease). */
+  runtime: Runtime;
   url: string;
   /**
    * Shuts down gracefully: stops accepting connections, ends event streams, lets requests in
@@ -73,15 +77,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     throw error;
   }
 
-  const nodeRuntime = createNodeRuntime({
-    db,
-    events,
-    lifecycle: config.nodes,
-    health: config.nodeHealth,
-    log,
-  });
+  const metrics = createMetricsRegistry();
+  const runtime = createRuntime({ db, config, events, clock: Date, log, metrics });
+  const nodeRuntime = runtime.nodes;
   const streams = createOpenStreams();
-  const app = createApp({ db, config, events, nodeRuntime, streams, log });
+  const app = createApp({ db, config, events, runtime, metrics, streams, log });
   const headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
   const server = createServer(
     {
@@ -123,7 +123,15 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await db.destroy();
     throw error;
   }
-  nodeRuntime.start();
+  try {
+    await runtime.start({ embedded: !databaseUrl });
+  } catch (error) {
+    server.close();
+    await runtime.stop().catch(() => {});
+    await events.close();
+    await db.destroy();
+    throw error;
+  }
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.server.port;
   const host = config.server.host.includes(':') ? `[${config.server.host}]` : config.server.host;
@@ -136,6 +144,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     events: bus,
     config,
     nodeRuntime,
+    runtime,
     url: `http://${host}:${port}`,
     close() {
       closing ??= (async () => {
@@ -149,7 +158,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         server.closeAllConnections();
         await stopped;
         // The database goes last: requests and background passes still use it until here.
-        await nodeRuntime.stop();
+        await runtime.stop(graceMs);
         await bus.close();
         await db.destroy();
       })();

@@ -79,7 +79,9 @@ describe('loadConfig defaults', () => {
       discovery: { cacheTtlMs: 30_000 },
       executionQueue: {
         syncTimeoutMs: 60_000,
-        queueSize: 1000,
+        queueSize: 10_000,
+        dispatchConcurrency: 64,
+        orphanGraceMs: 10_000,
         webhookMaxAttempts: 3,
         webhookInitialBackoffMs: 1_000,
         webhookMaxBackoffMs: 5_000,
@@ -87,6 +89,7 @@ describe('loadConfig defaults', () => {
         webhookWorkers: 4,
         webhookQueueSize: 256,
         webhookAllowHttp: false,
+        webhookAllowPrivateNetworks: false,
       },
       connector: {
         token: undefined,
@@ -131,6 +134,8 @@ discovery:
 execution_queue:
   sync_timeout: 2m
   queue_size: 50
+  dispatch_concurrency: 8
+  orphan_grace: 30s
   webhook_max_attempts: 5
   webhook_initial_backoff: 500ms
   webhook_max_backoff: 30s
@@ -138,6 +143,7 @@ execution_queue:
   webhook_workers: 2
   webhook_queue_size: 64
   webhook_allow_http: true
+  webhook_allow_private_networks: true
 connector:
   token: conn-token
   capabilities: [reasoners:read, config_management]
@@ -168,6 +174,8 @@ connector:
     expect(config.executionQueue).toEqual({
       syncTimeoutMs: 120_000,
       queueSize: 50,
+      dispatchConcurrency: 8,
+      orphanGraceMs: 30_000,
       webhookMaxAttempts: 5,
       webhookInitialBackoffMs: 500,
       webhookMaxBackoffMs: 30_000,
@@ -175,6 +183,7 @@ connector:
       webhookWorkers: 2,
       webhookQueueSize: 64,
       webhookAllowHttp: true,
+      webhookAllowPrivateNetworks: true,
     });
     expect(config.connector).toEqual({
       token: 'conn-token',

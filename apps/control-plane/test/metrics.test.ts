@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
-import { Counter, type Gauge, type Histogram } from 'prom-client';
+import { Counter, type Histogram } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
@@ -95,6 +95,36 @@ const SPEC_METRICS: Array<[string, string, string[]]> = [
   ['service_discovery_filter_usage_total', 'counter', ['filter_type']],
 ];
 
+const WEBHOOK_METRICS = [
+  'service_webhook_attempts_total',
+  'service_webhook_deliveries_total',
+  'service_webhook_dead_letters',
+];
+
+/** Queued executions as the async lane writes them, so the queue-depth gauge has something to read. */
+async function queueExecutions(count: number): Promise<string[]> {
+  const now = new Date();
+  const ids = Array.from({ length: count }, (_, i) => `exec_metrics${String(i).padStart(14, '0')}`);
+  await handle.db('executions').insert(
+    ids.map((id) => ({
+      execution_id: id,
+      run_id: 'run_metrics',
+      workflow_id: 'run_metrics',
+      target: 'agent-a.work',
+      node_id: 'agent-a',
+      function_name: 'work',
+      function_type: 'reasoner',
+      lane: 'async',
+      status: 'queued',
+      input: '{}',
+      available_at: now,
+      created_at: now,
+      updated_at: now,
+    })),
+  );
+  return ids;
+}
+
 describe('GET /metrics', () => {
   it('answers the text exposition format 0.0.4 with every metric of the spec', async () => {
     const response = await fetch(`${base}/metrics`);
@@ -107,8 +137,9 @@ describe('GET /metrics', () => {
       expect(exposition.types.get(name), name).toBe(type);
       expect(exposition.help.get(name), name).toMatch(/\w/);
     }
+    // Besides the spec's, only the webhook delivery metrics (documented on the webhooks page).
     const ours = [...exposition.types.keys()].filter((name) => name.startsWith('service_'));
-    expect(ours.sort()).toEqual(SPEC_METRICS.map(([n]) => n).sort());
+    expect(ours.sort()).toEqual([...SPEC_METRICS.map(([n]) => n), ...WEBHOOK_METRICS].sort());
   });
 
   it('adds the standard process metrics: memory, heap, event-loop lag, GC and file descriptors', async () => {
@@ -182,7 +213,7 @@ describe('GET /metrics', () => {
     metric<Counter>('service_memory_operations_total').inc({ type: 'set', scope: 'global' }, 2);
     metric<Histogram>('service_execution_duration_seconds').observe(0.3);
     metric<Histogram>('service_workflow_dag_depth').observe(3);
-    metric<Gauge>('service_queue_depth').set(4);
+    const queued = await queueExecutions(4);
     const exposition = parseExposition(await (await fetch(`${base}/metrics`)).text());
     for (const [name, type, labelNames] of SPEC_METRICS) {
       const sampleName = type === 'histogram' ? `${name}_count` : name;
@@ -199,7 +230,9 @@ describe('GET /metrics', () => {
       },
     ]);
     expect(seriesOf(exposition, 'service_memory_operations_total')[0]!.value).toBe(2);
+    // The queue depth is read from the database at scrape time: the queue is every replica's.
     expect(seriesOf(exposition, 'service_queue_depth')[0]!.value).toBe(4);
+    await handle.db('executions').whereIn('execution_id', queued).delete();
     const depth = seriesOf(exposition, 'service_workflow_dag_depth_bucket');
     expect(depth.find((s) => s.labels.le === '2')!.value).toBe(0);
     expect(depth.find((s) => s.labels.le === '3')!.value).toBe(1);
@@ -239,7 +272,7 @@ describe('metrics registry', () => {
     const b = createMetricsRegistry();
     createApp({ db: handle.db, metrics: a, log: silentLogger() });
     createApp({ db: handle.db, metrics: b, log: silentLogger() });
-    (a.getSingleMetric('service_queue_depth') as Gauge).set(7);
-    expect(seriesOf(parseExposition(await b.metrics()), 'service_queue_depth')[0]!.value).toBe(0);
+    (a.getSingleMetric('service_executions_total') as Counter).inc({ node: 'n', type: 'skill', status: 'failed' });
+    expect(seriesOf(parseExposition(await b.metrics()), 'service_executions_total')).toEqual([]);
   });
 });

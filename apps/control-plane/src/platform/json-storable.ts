@@ -37,4 +37,3 @@ export function findUnstorable(
   }
   return undefined;
 }
-

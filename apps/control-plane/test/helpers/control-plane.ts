@@ -2,13 +2,15 @@ import { createServer, type Server } from 'node:http';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.ts';
-import { defaultConfig } from '../../src/config.ts';
+import { type Config, defaultConfig } from '../../src/config.ts';
 import { controlPlaneMigrations } from '../../src/migrations/index.ts';
 import type { HealthProbe } from '../../src/modules/nodes/health-probe.ts';
 import { createNodeRuntime, type NodeRuntime } from '../../src/modules/nodes/runtime.ts';
 import type { CountActiveExecutions, ShutdownNotifier } from '../../src/modules/nodes/service.ts';
 import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/modules/nodes/settings.ts';
 import { createInProcessEventBus, type EventBus } from '../../src/platform/events/index.ts';
+import { createMetricsRegistry, type MetricsRegistry } from '../../src/platform/metrics/registry.ts';
+import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { type ManualClock, manualClock } from './clock.ts';
 import { expectDocumented } from './openapi.ts';
 
@@ -19,6 +21,10 @@ export interface TestControlPlane {
   clock: ManualClock;
   events: EventBus;
   runtime: NodeRuntime;
+  /** Executions, webhooks, event log and replica lease: loops not started, tests drive them. */
+  parts: Runtime;
+  config: Config;
+  metrics: MetricsRegistry;
   server: Server;
   errors: unknown[];
   close(): Promise<void>;
@@ -34,6 +40,8 @@ export interface TestControlPlaneOptions {
   drainPollMs?: number;
   sseKeepAliveMs?: number;
   events?: EventBus;
+  /** Changes to the default configuration (execution queue, auth, ...). */
+  config?: (config: Config) => void;
 }
 
 /**
@@ -63,11 +71,20 @@ export async function startTestControlPlane(
     drainPollMs: options.drainPollMs,
     log,
   });
+  const config = defaultConfig();
+  // Test receivers and agents listen on 127.0.0.1 over plain HTTP.
+  config.executionQueue.webhookAllowHttp = true;
+  config.executionQueue.webhookAllowPrivateNetworks = true;
+  options.config?.(config);
+  const metrics = createMetricsRegistry();
+  const parts = createRuntime({ db: handle.db, config, events, clock, log, metrics, nodeRuntime: runtime });
   const app = createApp({
     db: handle.db,
+    config,
     events,
     clock,
-    nodeRuntime: runtime,
+    runtime: parts,
+    metrics,
     sseKeepAliveMs: options.sseKeepAliveMs,
     log,
   });
@@ -80,10 +97,13 @@ export async function startTestControlPlane(
     clock,
     events,
     runtime,
+    parts,
+    config,
+    metrics,
     server,
     errors,
     async close() {
-      await runtime.stop();
+      await parts.stop(0);
       server.closeAllConnections();
       await new Promise((done) => server.close(done));
       await events.close();

@@ -1,6 +1,14 @@
 /**
- * Executions. Today this holds what the rest of the app already declares for them: the
- * `execution_queue` settings (validated at start) and the execution metrics of spec §4.
+ * Executions: the synchronous and asynchronous lanes, the durable queue and its dispatchers, the
+ * reaper, agents' status reports, cancellation, logs, lists and workflow DAGs.
  */
+export { executionEventsOpenApi } from './event-openapi.ts';
+export { executionEventsRouter } from './event-routes.ts';
+export { EXECUTIONS_STREAM } from './events.ts';
 export { createExecutionMetrics, type ExecutionMetrics } from './metrics.ts';
+export { executionsOpenApi } from './openapi.ts';
+export { countQueued } from './repository.ts';
+export { executionsRouter } from './routes.ts';
+export { createExecutionRuntime, type ExecutionRuntime } from './runtime.ts';
+export type { ExecutionQueueSettings } from './service.ts';
 export { executionQueueSettings } from './settings.ts';

@@ -4,11 +4,19 @@ export { agentUrl } from './agent-urls.ts';
 export { nodeEventsRouter } from './event-routes.ts';
 export { NODES_TOPIC, type NodeEvent } from './events.ts';
 export { type CompiledSchema, compileJsonSchema, InvalidSchemaError } from './function-schemas.ts';
+export { isRoutable } from './lifecycle.ts';
 export { nodesOpenApi } from './openapi.ts';
 export { listNodeInstances } from './repository.ts';
 export { nodesRouter } from './routes.ts';
+export { chooseWeighted } from './routing.ts';
 export { createNodeRuntime, type NodeRuntime, type NodeRuntimeDeps } from './runtime.ts';
-export type { LifecycleStatus, NodeInstance, ReasonerSpec, SkillSpec } from './schemas.ts';
+export type {
+  LifecycleStatus,
+  NodeInstance,
+  NodeInstanceRecord,
+  ReasonerSpec,
+  SkillSpec,
+} from './schemas.ts';
 export {
   type NodeHealthSettings,
   type NodeLifecycleSettings,

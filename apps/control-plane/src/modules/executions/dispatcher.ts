@@ -1,0 +1,277 @@
+import { ProblemError } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import type { EventBus } from '../../platform/events/event-bus.ts';
+import { appendEvents, type EventLog } from '../../platform/events/event-log.ts';
+import type { Logger } from '../../platform/logger.ts';
+import type { AgentClient } from './agent-client.ts';
+import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
+import type { Finisher } from './finisher.ts';
+import type { ExecutionRow } from './records.ts';
+import { claimQueued, markAccepted, recordRoutes, requeue } from './repository.ts';
+import type { Resolver, Route } from './resolver.ts';
+import { outcomeOf } from './service.ts';
+import { parseTarget } from './targets.ts';
+
+/** Bus topic: queued executions are waiting (a hint; the queue itself is the table). */
+export const QUEUE_TOPIC = 'execution_queue';
+
+/** Dispatch attempts of an execution whose agent cannot be reached before it fails. */
+export const MAX_DISPATCHES = 5;
+/** Longest wait before a queued execution whose node has nothing routable is tried again. */
+const MAX_BACKOFF_MS = 30_000;
+/** Safety net for a lost wake-up (the bus drops messages while reconnecting); not the hot path. */
+const SAFETY_POLL_MS = 5_000;
+
+export interface DispatcherDeps {
+  db: Knex;
+  clock: Clock;
+  log: Logger;
+  events: EventBus;
+  eventLog: EventLog;
+  resolver: Resolver;
+  agents: AgentClient;
+  finisher: Finisher;
+  replicaId: string;
+  concurrency: number;
+}
+
+function backoffMs(dispatches: number): number {
+  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.max(0, dispatches - 1));
+}
+
+/**
+ * Forwards queued executions to agents, on every replica at once. The queue is the `executions`
+ * table: a pump claims due rows in batches (FOR UPDATE SKIP LOCKED, so replicas never claim the
+ * same row), routes each to an instance, records the route and the `execution.started` event,
+ * and calls the agents, at most `concurrency` calls in flight. It runs when woken: by a
+ * submission on this replica, by the bus when another replica enqueued, when a call finishes
+ * and frees a slot, and when a backed-off execution falls due.
+ */
+export function createDispatcher(deps: DispatcherDeps) {
+  const { db, clock, log } = deps;
+  let inFlight = 0;
+  let pumping = false;
+  let again = false;
+  let stopped = true;
+  let safetyTimer: NodeJS.Timeout | undefined;
+  let dueTimer: { timer: NodeJS.Timeout; at: number } | undefined;
+  const calls = new Set<Promise<void>>();
+  const aborts = new Map<string, AbortController>();
+  let accepted: string[] = [];
+  let acceptFlush: Promise<void> | undefined;
+  let hintPending = false;
+  let unsubscribe = () => {};
+
+  /** Records accepted executions in one statement per event-loop turn instead of one per call. */
+  function noteAccepted(id: string): void {
+    accepted.push(id);
+    acceptFlush ??= new Promise<void>((resolve) => setImmediate(resolve)).then(async () => {
+      const ids = accepted;
+      accepted = [];
+      acceptFlush = undefined;
+      await markAccepted(db, ids, new Date(clock.now())).catch((error) =>
+        log.error({ err: error }, 'could not record accepted executions'),
+      );
+    });
+  }
+
+  function wakeAt(at: number): void {
+    if (stopped) return;
+    if (dueTimer && dueTimer.at <= at) return;
+    if (dueTimer) clearTimeout(dueTimer.timer);
+    const timer = setTimeout(
+      () => {
+        dueTimer = undefined;
+        wake();
+      },
+      Math.max(0, at - clock.now()),
+    );
+    timer.unref();
+    dueTimer = { timer, at };
+  }
+
+  async function route(row: ExecutionRow): Promise<Route | Error> {
+    try {
+      return await deps.resolver.route(parseTarget(row.target), row.routed_version);
+    } catch (error) {
+      return error as Error;
+    }
+  }
+
+  async function forward(row: ExecutionRow, chosen: Route): Promise<void> {
+    const abort = new AbortController();
+    aborts.set(row.execution_id, abort);
+    const unsubscribe = deps.finisher.onFinished(row.execution_id, () => abort.abort());
+    try {
+      const answer = await deps.agents.call(
+        chosen.instance.baseUrl,
+        chosen.target.type,
+        chosen.target.functionName,
+        row.input,
+        {
+          executionId: row.execution_id,
+          runId: row.run_id,
+          workflowId: row.workflow_id,
+          parentExecutionId: row.parent_execution_id,
+          sessionId: row.session_id,
+          actorId: row.actor_id,
+        },
+        abort.signal,
+      );
+      if (answer.kind === 'accepted') return noteAccepted(row.execution_id);
+      if (abort.signal.aborted) return; // it ended meanwhile (cancelled, reaped): nothing to record
+      if (answer.kind === 'unreachable' && row.dispatch_count < MAX_DISPATCHES) {
+        const at = clock.now() + backoffMs(row.dispatch_count);
+        await requeue(db, [row.execution_id], new Date(at), new Date(clock.now()));
+        log.info(
+          { execution_id: row.execution_id, error: answer.error },
+          'agent unreachable; execution queued again',
+        );
+        return wakeAt(at);
+      }
+      const outcome = outcomeOf(answer);
+      if (answer.kind === 'unreachable')
+        outcome.error = `${answer.error} (after ${row.dispatch_count} attempts)`;
+      await deps.finisher.finish(row.execution_id, outcome);
+    } finally {
+      unsubscribe();
+      aborts.delete(row.execution_id);
+    }
+  }
+
+  /** Claims one batch and starts its calls; returns how many rows it claimed. */
+  async function claimBatch(room: number): Promise<number> {
+    const now = new Date(clock.now());
+    const rows = await claimQueued(db, deps.replicaId, room, now);
+    if (rows.length === 0) return 0;
+    const routed: Array<{ row: ExecutionRow; route: Route }> = [];
+    const waiting: ExecutionRow[] = [];
+    const gone: Array<{ row: ExecutionRow; error: Error }> = [];
+    for (const row of rows) {
+      const chosen = await route(row);
+      if (!(chosen instanceof Error)) routed.push({ row, route: chosen });
+      else if (chosen instanceof ProblemError && chosen.code === 'service_unavailable') waiting.push(row);
+      else gone.push({ row, error: chosen });
+    }
+    if (routed.length > 0) {
+      await db.transaction(async (trx: Knex.Transaction) => {
+        await recordRoutes(
+          trx,
+          routed.map(({ row, route }) => ({
+            id: row.execution_id,
+            version: route.instance.version,
+            baseUrl: route.instance.baseUrl,
+          })),
+          now,
+        );
+        await appendEvents(
+          trx,
+          routed.map(({ row }) => ({
+            stream: EXECUTIONS_STREAM,
+            event: 'execution.started',
+            payload: startedPayload(row, now),
+          })),
+        );
+      });
+      deps.eventLog.announce(EXECUTIONS_STREAM);
+    }
+    // No instance is ready now: back to the queue, tried again with backoff while the node exists.
+    for (const row of waiting) {
+      const at = clock.now() + backoffMs(row.dispatch_count);
+      await requeue(db, [row.execution_id], new Date(at), now);
+      wakeAt(at);
+    }
+    for (const { row, error } of gone) {
+      await deps.finisher.finish(row.execution_id, {
+        status: 'failed',
+        error: `cannot dispatch: ${error instanceof ProblemError ? error.message : String(error)}`,
+      });
+    }
+    for (const { row, route } of routed) {
+      inFlight += 1;
+      const call = forward(row, route)
+        .catch((error) => log.error({ err: error, execution_id: row.execution_id }, 'dispatch failed'))
+        .finally(() => {
+          inFlight -= 1;
+          calls.delete(call);
+          wake();
+        });
+      calls.add(call);
+    }
+    return rows.length;
+  }
+
+  async function pump(): Promise<void> {
+    if (pumping) {
+      again = true;
+      return;
+    }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (!stopped && inFlight < deps.concurrency) {
+          const room = Math.min(64, deps.concurrency - inFlight);
+          const claimed = await claimBatch(room);
+          if (claimed < room) break;
+        }
+      } while (again && !stopped && inFlight < deps.concurrency);
+    } catch (error) {
+      log.error({ err: error }, 'execution dispatch pass failed');
+    } finally {
+      pumping = false;
+    }
+  }
+
+  function wake(): void {
+    if (!stopped) void pump();
+  }
+
+  return {
+    /** Wakes this replica's pump now and, through the bus, every other replica's (coalesced). */
+    wake(): void {
+      wake();
+      if (hintPending) return;
+      hintPending = true;
+      setImmediate(() => {
+        hintPending = false;
+        deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
+      });
+    },
+    start(): void {
+      stopped = false;
+      unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => wake());
+      safetyTimer = setInterval(wake, SAFETY_POLL_MS);
+      safetyTimer.unref();
+      wake();
+    },
+    /** Tests: one full pass of claiming (calls run on; `drain()` waits for them). */
+    async runOnce(): Promise<void> {
+      const wasStopped = stopped;
+      stopped = false;
+      await pump();
+      stopped = wasStopped;
+    },
+    /** Waits for the calls in flight to return. */
+    async drain(): Promise<void> {
+      while (calls.size > 0) await Promise.allSettled([...calls]);
+      await acceptFlush;
+    },
+    /**
+     * Stops claiming; calls in flight are abandoned (their executions stay claimed by this
+     * replica and are recovered by whoever runs next, after the orphan grace).
+     */
+    async stop(): Promise<void> {
+      stopped = true;
+      unsubscribe();
+      clearInterval(safetyTimer);
+      if (dueTimer) clearTimeout(dueTimer.timer);
+      dueTimer = undefined;
+      await acceptFlush;
+    },
+    inFlight: () => inFlight,
+  };
+}
+
+export type Dispatcher = ReturnType<typeof createDispatcher>;

@@ -1,0 +1,110 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import type { EventBus } from '../../platform/events/event-bus.ts';
+import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { enqueueWebhookDelivery } from '../webhooks/index.ts';
+import { completedPayload, EXECUTIONS_STREAM } from './events.ts';
+import type { ExecutionMetrics } from './metrics.ts';
+import type { ExecutionRow } from './records.ts';
+import { finishExecution, type Outcome } from './repository.ts';
+
+/** Bus topic telling every replica that a synchronous call's execution ended (its caller may wait elsewhere). */
+export const SYNC_FINISHED_TOPIC = 'execution_finished';
+
+/** The webhook payload of spec §6 (the dispatcher adds `delivery_id` and the attempt's `timestamp`). */
+export function webhookPayload(row: ExecutionRow): Record<string, unknown> {
+  const succeeded = row.status === 'succeeded';
+  const payload: Record<string, unknown> = {
+    event: succeeded ? 'execution.completed' : 'execution.failed',
+    execution_id: row.execution_id,
+    workflow_id: row.workflow_id,
+    run_id: row.run_id,
+    status: row.status,
+    target: row.target,
+    type: row.function_type,
+    duration_ms: row.duration_ms === null ? null : Math.round(row.duration_ms),
+    completed_at: new Date(row.completed_at as string | Date).toISOString(),
+  };
+  if (succeeded) payload.result = row.result ?? null;
+  else payload.error_message = row.error ?? `execution ${row.status}`;
+  return payload;
+}
+
+export interface FinisherDeps {
+  db: Knex;
+  clock: Clock;
+  events: EventBus;
+  eventLog: EventLog;
+  metrics: ExecutionMetrics;
+  log: Logger;
+  /** Wakes the webhook workers after a delivery was written. */
+  wakeWebhooks: () => void;
+}
+
+/**
+ * The one way an execution ends. In one transaction: the terminal state (only if the execution
+ * is still active, so whatever comes second of a callback, a cancel, a timeout or the reaper
+ * changes nothing), the `execution.completed` event, and the webhook delivery when one is
+ * registered (an outbox row, so a crash can never record a result and lose its webhook). After
+ * the commit: wake the event readers and webhook workers, count the metrics, and tell whoever
+ * waits for it.
+ */
+export function createFinisher(deps: FinisherDeps) {
+  const localWaiters = new Map<string, Set<() => void>>();
+
+  function notifyLocal(id: string): void {
+    for (const wake of localWaiters.get(id) ?? []) wake();
+  }
+  deps.events.subscribe(SYNC_FINISHED_TOPIC, (event) => notifyLocal(String(event.execution_id)));
+
+  return {
+    async finish(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
+      const now = new Date(deps.clock.now());
+      const row = await deps.db.transaction(async (trx: Knex.Transaction) => {
+        const finished = await finishExecution(trx, id, outcome, now);
+        if (!finished) return undefined;
+        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
+        if (finished.webhook) {
+          await enqueueWebhookDelivery(trx, {
+            executionId: finished.execution_id,
+            event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
+            webhook: finished.webhook,
+            payload: webhookPayload(finished),
+            now,
+          });
+        }
+        return finished;
+      });
+      if (!row) return undefined;
+      deps.eventLog.announce(EXECUTIONS_STREAM);
+      if (row.webhook) deps.wakeWebhooks();
+      deps.metrics.executionsTotal.inc({ node: row.node_id, type: row.function_type, status: row.status });
+      if (row.duration_ms !== null) deps.metrics.executionDurationSeconds.observe(row.duration_ms / 1000);
+      deps.metrics.workflowDagDepth.observe(row.depth);
+      notifyLocal(row.execution_id);
+      if (row.lane === 'sync') {
+        deps.events
+          .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
+          .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));
+      }
+      return row;
+    },
+
+    /** Calls `wake` when the execution ends, here or on another replica; returns the unsubscribe. */
+    onFinished(id: string, wake: () => void): () => void {
+      let set = localWaiters.get(id);
+      if (!set) {
+        set = new Set();
+        localWaiters.set(id, set);
+      }
+      set.add(wake);
+      return () => {
+        set.delete(wake);
+        if (set.size === 0) localWaiters.delete(id);
+      };
+    },
+  };
+}
+
+export type Finisher = ReturnType<typeof createFinisher>;

@@ -1,0 +1,113 @@
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { MAX_DISPATCHES } from './dispatcher.ts';
+import type { Finisher } from './finisher.ts';
+import { claimOrphans, findAbandoned, requeue } from './repository.ts';
+
+export interface ReaperDeps {
+  db: Knex;
+  clock: Clock;
+  log: Logger;
+  finisher: Finisher;
+  /** This replica: its own claims are never orphans. */
+  replicaId: string;
+  /** How long an orphaned dispatch waits for the agent's own report before it is recovered. */
+  orphanGraceMs: number;
+  /** Wakes the dispatchers after executions were queued again. */
+  wakeDispatchers: () => void;
+  intervalMs?: number;
+}
+
+const BATCH = 200;
+
+/**
+ * Makes sure no execution stays `running` for ever. Every replica runs it; row locks keep two
+ * from recovering the same execution, and every change it makes is conditional on the state it
+ * read, so racing a callback is harmless.
+ *
+ * - A replica that stopped (lease expired) while forwarding an async execution the agent had not
+ *   yet taken: after the orphan grace (in case the agent did get it and reports), the execution
+ *   is queued again with the same id, up to MAX_DISPATCHES times. A synchronous one fails: its
+ *   caller's connection went with the replica.
+ * - A running execution whose instance is gone (offline, evicted, unregistered): failed, naming
+ *   the agent, since nobody will ever report on it.
+ */
+export function createReaper(deps: ReaperDeps) {
+  const intervalMs = deps.intervalMs ?? 5_000;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+
+  async function recoverOrphans(): Promise<number> {
+    const now = new Date(deps.clock.now());
+    const failed: Array<{ id: string; error: string }> = [];
+    const requeued = await deps.db.transaction(async (trx: Knex.Transaction) => {
+      const orphans = await claimOrphans(trx, deps.replicaId, now, deps.orphanGraceMs, BATCH);
+      const again: string[] = [];
+      for (const row of orphans) {
+        if (row.lane === 'sync') {
+          failed.push({
+            id: row.execution_id,
+            error:
+              'the control-plane replica handling this synchronous call stopped before the agent answered',
+          });
+        } else if (row.dispatch_count >= MAX_DISPATCHES) {
+          failed.push({
+            id: row.execution_id,
+            error: `dispatched ${row.dispatch_count} times, and each time the replica forwarding it stopped before the agent answered`,
+          });
+        } else {
+          again.push(row.execution_id);
+        }
+      }
+      await requeue(trx, again, now, now);
+      return again.length;
+    });
+    for (const { id, error } of failed) await deps.finisher.finish(id, { status: 'failed', error });
+    if (requeued > 0) {
+      deps.log.warn({ count: requeued }, 'executions abandoned by a stopped replica were queued again');
+      deps.wakeDispatchers();
+    }
+    return requeued + failed.length;
+  }
+
+  async function failAbandoned(): Promise<number> {
+    const rows = await findAbandoned(deps.db, BATCH);
+    let count = 0;
+    for (const row of rows) {
+      const where = `${row.node_id}@${row.routed_version}`;
+      const error =
+        row.node_state === 'offline'
+          ? `the agent ${where} went offline (no heartbeat within its lease) while running this execution; it will not report a result`
+          : `the agent ${where} was removed while running this execution; it will not report a result`;
+      if (await deps.finisher.finish(row.execution_id, { status: 'failed', error })) count += 1;
+    }
+    if (count > 0) deps.log.warn({ count }, 'executions of vanished agents failed');
+    return count;
+  }
+
+  async function runOnce(): Promise<void> {
+    await recoverOrphans();
+    await failAbandoned();
+  }
+
+  return {
+    runOnce,
+    start(): void {
+      timer = setInterval(() => {
+        running ??= runOnce()
+          .catch((error) => deps.log.error({ err: error }, 'execution reaper pass failed'))
+          .finally(() => {
+            running = undefined;
+          });
+      }, intervalMs);
+      timer.unref();
+    },
+    async stop(): Promise<void> {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+export type Reaper = ReturnType<typeof createReaper>;

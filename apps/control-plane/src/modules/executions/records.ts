@@ -1,0 +1,123 @@
+/** Execution statuses (spec §3). `pending` is a legacy name the control plane never writes. */
+export const EXECUTION_STATUSES = [
+  'queued',
+  'pending',
+  'running',
+  'waiting',
+  'succeeded',
+  'failed',
+  'cancelled',
+  'timeout',
+] as const;
+export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+
+/** States an execution never leaves; each triggers the registered webhook (spec §3). */
+export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled', 'timeout'] as const;
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
+
+export function isTerminal(status: string): status is TerminalStatus {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status);
+}
+
+/** One row of `executions`, as the database hands it back. */
+export interface ExecutionRow {
+  execution_id: string;
+  run_id: string;
+  workflow_id: string;
+  parent_execution_id: string | null;
+  session_id: string | null;
+  actor_id: string | null;
+  caller_node_id: string | null;
+  target: string;
+  node_id: string;
+  function_name: string;
+  function_type: 'reasoner' | 'skill';
+  lane: 'sync' | 'async';
+  status: ExecutionStatus;
+  input: unknown;
+  result: unknown;
+  error: string | null;
+  error_details: unknown;
+  progress: number | null;
+  routed_version: string | null;
+  agent_base_url: string | null;
+  webhook: { url: string; secret?: string; headers: Record<string, string> } | null;
+  webhook_registered: boolean;
+  webhook_error: string | null;
+  depth: number;
+  available_at: Date | string;
+  dispatched_by: string | null;
+  dispatch_count: number;
+  accepted_at: Date | string | null;
+  created_at: Date | string;
+  started_at: Date | string | null;
+  completed_at: Date | string | null;
+  duration_ms: number | null;
+  updated_at: Date | string;
+}
+
+export function iso(value: Date | string | null): string | null {
+  if (value === null) return null;
+  return (value instanceof Date ? value : new Date(value)).toISOString();
+}
+
+/** Whole milliseconds: sub-millisecond digits are clock noise, not information. */
+function millis(value: number | null): number | null {
+  return value === null ? null : Math.round(value);
+}
+
+/** The status record of `GET /api/v1/executions/{id}` (spec §2), plus where the execution sits. */
+export function statusRecord(row: ExecutionRow) {
+  return {
+    execution_id: row.execution_id,
+    run_id: row.run_id,
+    workflow_id: row.workflow_id,
+    parent_execution_id: row.parent_execution_id,
+    target: row.target,
+    node_id: row.node_id,
+    type: row.function_type,
+    status: row.status,
+    created_at: iso(row.created_at) as string,
+    started_at: iso(row.started_at),
+    completed_at: iso(row.completed_at),
+    duration_ms: millis(row.duration_ms),
+    result: row.result ?? null,
+    error: row.error,
+    error_details: row.error_details ?? null,
+    progress: row.progress,
+    routed_version: row.routed_version,
+    webhook_registered: row.webhook_registered,
+    webhook_error: row.webhook_error,
+  };
+}
+export type StatusRecord = ReturnType<typeof statusRecord>;
+
+/** The synchronous result of `POST /api/v1/execute/{target}` (spec §2). */
+export function syncResult(row: ExecutionRow) {
+  const result: Record<string, unknown> = {
+    execution_id: row.execution_id,
+    run_id: row.run_id,
+    workflow_id: row.workflow_id,
+    status: row.status,
+    result: row.result ?? null,
+    duration_ms: millis(row.duration_ms),
+    finished_at: iso(row.completed_at),
+  };
+  if (row.status !== 'succeeded') result.error_message = row.error ?? `execution ${row.status}`;
+  return result;
+}
+
+/** The 202 acknowledgement of `POST /api/v1/execute/async/{target}` (spec §2). */
+export function acknowledgement(row: ExecutionRow) {
+  return {
+    execution_id: row.execution_id,
+    workflow_id: row.workflow_id,
+    run_id: row.run_id,
+    status: row.status,
+    target: row.target,
+    type: row.function_type,
+    created_at: iso(row.created_at) as string,
+    webhook_registered: row.webhook_registered,
+    webhook_error: row.webhook_error,
+  };
+}

@@ -1,0 +1,304 @@
+import type { Knex } from 'knex';
+import type { ExecutionRow, ExecutionStatus, TerminalStatus } from './records.ts';
+
+export type Executor = Knex | Knex.Transaction;
+const TABLE = 'executions';
+const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'waiting'];
+
+/** The columns a new execution is written with (both lanes). */
+export interface NewExecution {
+  execution_id: string;
+  run_id: string;
+  workflow_id: string;
+  parent_execution_id: string | null;
+  session_id: string | null;
+  actor_id: string | null;
+  caller_node_id: string | null;
+  target: string;
+  node_id: string;
+  function_name: string;
+  function_type: 'reasoner' | 'skill';
+  lane: 'sync' | 'async';
+  status: 'queued' | 'running';
+  input: unknown;
+  routed_version: string | null;
+  agent_base_url: string | null;
+  webhook: unknown;
+  webhook_registered: boolean;
+  webhook_error: string | null;
+  depth: number;
+  dispatched_by: string | null;
+  dispatch_count: number;
+  now: Date;
+}
+
+function columns(row: NewExecution) {
+  const { now, input, webhook, ...rest } = row;
+  return {
+    ...rest,
+    input: JSON.stringify(input),
+    webhook: webhook === null ? null : JSON.stringify(webhook),
+    available_at: now,
+    created_at: now,
+    started_at: row.status === 'running' ? now : null,
+    updated_at: now,
+  };
+}
+
+export async function insertExecution(db: Executor, row: NewExecution): Promise<ExecutionRow> {
+  const [inserted] = await db(TABLE).insert(columns(row)).returning('*');
+  return inserted as ExecutionRow;
+}
+
+export async function findExecution(db: Executor, id: string): Promise<ExecutionRow | undefined> {
+  return (await db<ExecutionRow>(TABLE).where({ execution_id: id }).first()) as ExecutionRow | undefined;
+}
+
+export async function findExecutions(db: Executor, ids: string[]): Promise<ExecutionRow[]> {
+  return (await db<ExecutionRow>(TABLE).whereIn('execution_id', ids)) as ExecutionRow[];
+}
+
+/** The parent of a child call, for its workflow and depth. */
+export async function findParent(db: Executor, id: string) {
+  return db(TABLE).select('workflow_id', 'run_id', 'depth').where({ execution_id: id }).first() as Promise<
+    { workflow_id: string; run_id: string; depth: number } | undefined
+  >;
+}
+
+export async function countQueued(db: Executor): Promise<number> {
+  const row = await db(TABLE).where({ status: 'queued' }).count({ n: '*' }).first();
+  return Number(row?.n ?? 0);
+}
+
+/** Executions an agent instance may still be working on (the shutdown drain waits for them). */
+export async function countActive(db: Executor, nodeId: string, version: string): Promise<number> {
+  const row = await db(TABLE)
+    .where({ node_id: nodeId, routed_version: version })
+    .whereIn('status', ['running', 'waiting'])
+    .count({ n: '*' })
+    .first();
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Claims up to `limit` queued executions that are due, oldest first, for one replica. FOR UPDATE
+ * SKIP LOCKED lets every replica claim from the one queue at once without waiting on each other
+ * and without two of them ever claiming the same row; the claim is committed before any agent is
+ * called, so a claim is never lost, only (after a crash) recovered.
+ */
+export async function claimQueued(
+  db: Executor,
+  replicaId: string,
+  limit: number,
+  now: Date,
+): Promise<ExecutionRow[]> {
+  const result = await db.raw(
+    `with due as (
+       select execution_id from executions
+        where status = 'queued' and available_at <= ?
+        order by available_at, created_at
+        limit ? for update skip locked)
+     update executions e
+        set status = 'running', dispatched_by = ?, dispatch_count = e.dispatch_count + 1,
+            accepted_at = null, updated_at = ?
+       from due where e.execution_id = due.execution_id
+     returning e.*`,
+    [now, limit, replicaId, now],
+  );
+  return result.rows as ExecutionRow[];
+}
+
+/** Puts claimed executions back in the queue, not to be dispatched before `availableAt`. */
+export async function requeue(db: Executor, ids: string[], availableAt: Date, now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db(TABLE)
+    .whereIn('execution_id', ids)
+    .where({ status: 'running' })
+    .update({ status: 'queued', available_at: availableAt, dispatched_by: null, updated_at: now });
+}
+
+/** Records the instance each dispatched execution goes to; the execution starts now. */
+export async function recordRoutes(
+  db: Executor,
+  routes: Array<{ id: string; version: string; baseUrl: string }>,
+  now: Date,
+): Promise<void> {
+  if (routes.length === 0) return;
+  await db.raw(
+    `update executions e
+        set routed_version = r.version, agent_base_url = r.base_url, started_at = coalesce(e.started_at, ?)
+       from jsonb_to_recordset(?::jsonb) as r(id text, version text, base_url text)
+      where e.execution_id = r.id`,
+    [now, JSON.stringify(routes.map((r) => ({ id: r.id, version: r.version, base_url: r.baseUrl })))],
+  );
+}
+
+/** Marks executions the agents took (answered 202): from now on only the agents report on them. */
+export async function markAccepted(db: Executor, ids: string[], now: Date): Promise<void> {
+  if (ids.length === 0) return;
+  await db(TABLE)
+    .whereIn('execution_id', ids)
+    .where({ status: 'running' })
+    .whereNull('accepted_at')
+    .update({ accepted_at: now });
+}
+
+export async function recordProgress(db: Executor, id: string, progress: number, now: Date): Promise<void> {
+  await db(TABLE)
+    .where({ execution_id: id })
+    .whereIn('status', ['running', 'queued'])
+    .update({ progress, updated_at: now });
+}
+
+/** The terminal outcome of an execution. */
+export interface Outcome {
+  status: TerminalStatus;
+  result?: unknown;
+  error?: string | null;
+  errorDetails?: unknown;
+}
+
+/**
+ * Moves an execution to a terminal state, once: the update only matches while the execution is
+ * still active, so a repeated callback, a cancel racing a result, or two replicas racing each
+ * other change it exactly once. Returns the finished row, or undefined when it had already ended.
+ */
+export async function finishExecution(
+  db: Executor,
+  id: string,
+  outcome: Outcome,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
+  const result = await db.raw(
+    `update executions
+        set status = ?, result = ?::jsonb, error = ?, error_details = ?::jsonb,
+            completed_at = ?, updated_at = ?,
+            duration_ms = greatest(0, extract(epoch from (?::timestamptz - coalesce(started_at, created_at))) * 1000),
+            progress = case when ? = 'succeeded' then 100 else progress end
+      where execution_id = ? and status in ('queued', 'running', 'waiting')
+      returning *`,
+    [
+      outcome.status,
+      outcome.result === undefined ? null : JSON.stringify(outcome.result),
+      outcome.error ?? null,
+      outcome.errorDetails === undefined || outcome.errorDetails === null
+        ? null
+        : JSON.stringify(outcome.errorDetails),
+      now,
+      now,
+      now,
+      outcome.status,
+      id,
+    ],
+  );
+  return result.rows[0] as ExecutionRow | undefined;
+}
+
+/**
+ * Executions whose replica stopped (its lease expired or is gone) while forwarding them, before
+ * the agent took them, and longer than `graceMs` ago: the agent never answered the dead replica,
+ * and has not reported either. Locked, so one replica recovers each. A replica never takes its
+ * own claims for orphans: it is alive by definition, and its calls are still in flight.
+ */
+export async function claimOrphans(
+  db: Executor,
+  self: string,
+  now: Date,
+  graceMs: number,
+  limit: number,
+): Promise<ExecutionRow[]> {
+  const result = await db.raw(
+    `select e.* from executions e
+      where e.status = 'running' and e.accepted_at is null and e.dispatched_by is not null
+        and e.dispatched_by <> ? and e.updated_at < ?
+        and not exists (select 1 from control_plane_replicas r
+                         where r.replica_id = e.dispatched_by and r.lease_expires_at > ?)
+      order by e.updated_at
+      limit ? for update of e skip locked`,
+    [self, new Date(now.getTime() - graceMs), now, limit],
+  );
+  return result.rows as ExecutionRow[];
+}
+
+/**
+ * Running executions whose instance is gone: offline (no heartbeat within its lease), evicted or
+ * unregistered. An agent that took one (202) will not report on it any more; one still holding
+ * the call open has stopped heartbeating, and its answer, if it ever comes, is not waited for.
+ */
+export async function findAbandoned(
+  db: Executor,
+  limit: number,
+): Promise<Array<ExecutionRow & { node_state: string | null }>> {
+  const result = await db.raw(
+    `select e.*, n.lifecycle_status as node_state from executions e
+       left join node_instances n
+         on n.node_id = e.node_id and n.version = e.routed_version and n.evicted_at is null
+      where e.status = 'running' and e.routed_version is not null
+        and (n.node_id is null or n.lifecycle_status = 'offline')
+      order by e.updated_at
+      limit ?`,
+    [limit],
+  );
+  return result.rows;
+}
+
+export interface ListFilter {
+  status?: ExecutionStatus;
+  target?: string;
+  workflowId?: string;
+  nodeId?: string;
+  since?: Date;
+  /** Keyset position: rows strictly older than (createdAt, id). */
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Newest first; `limit + 1` rows are read so the caller knows whether there is a next page. */
+export async function listExecutions(db: Executor, filter: ListFilter): Promise<ExecutionRow[]> {
+  const query = db<ExecutionRow>(TABLE).select('*');
+  if (filter.status) query.where('status', filter.status);
+  if (filter.target) query.where('target', filter.target);
+  if (filter.workflowId) query.where('workflow_id', filter.workflowId);
+  if (filter.nodeId) query.where('node_id', filter.nodeId);
+  if (filter.since) query.where('created_at', '>=', filter.since);
+  if (filter.before) {
+    query.whereRaw('(created_at, execution_id) < (?, ?)', [filter.before.createdAt, filter.before.id]);
+  }
+  return (await query
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'execution_id', order: 'desc' },
+    ])
+    .limit(filter.limit + 1)) as ExecutionRow[];
+}
+
+/** The executions of one workflow, for its DAG: only the columns the DAG shows. */
+export async function workflowExecutions(db: Executor, workflowId: string, limit: number) {
+  return db(TABLE)
+    .select(
+      'execution_id',
+      'parent_execution_id',
+      'node_id',
+      'target',
+      'status',
+      'duration_ms',
+      'depth',
+      'run_id',
+      'created_at',
+      'started_at',
+      'completed_at',
+    )
+    .where({ workflow_id: workflowId })
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'execution_id', order: 'asc' },
+    ])
+    .limit(limit + 1);
+}
+
+export async function workflowDepth(db: Executor, workflowId: string): Promise<number> {
+  const row = await db(TABLE).where({ workflow_id: workflowId }).max({ depth: 'depth' }).first();
+  return Number(row?.depth ?? 0);
+}
+
+export { ACTIVE };

@@ -1,0 +1,137 @@
+import { ProblemError } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import type { EventBus } from '../../platform/events/event-bus.ts';
+import {
+  chooseWeighted,
+  compileJsonSchema,
+  isRoutable,
+  listNodeInstances,
+  NODES_TOPIC,
+  type NodeInstanceRecord,
+} from '../nodes/index.ts';
+import type { Target } from './targets.ts';
+
+/** Where one execution goes: the instance chosen by traffic weight, and how its function is called. */
+export interface Route {
+  instance: NodeInstanceRecord;
+  target: Target;
+}
+
+/** How long a node's instance list is reused; node events clear it sooner (any replica's). */
+const CACHE_MS = 2_000;
+/** Retry-After of a 503 when no instance is routable: a heartbeat or two. */
+const RETRY_AFTER_SECONDS = 5;
+
+function functionsOf(instance: NodeInstanceRecord, type: Target['type']) {
+  return type === 'skill' ? instance.skills : instance.reasoners;
+}
+
+function prefixInput(field: string): string {
+  if (field === '(body)') return 'input';
+  return field.startsWith('[') ? `input${field}` : `input.${field}`;
+}
+
+/**
+ * Turns targets into instances. A node's instances are read once and kept for two seconds, or
+ * until any node event (registration, status change, removal) on any replica clears them: the
+ * hot path of every execute call then costs no query for routing.
+ */
+export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock }) {
+  const cache = new Map<string, { at: number; instances: NodeInstanceRecord[] }>();
+  deps.events.subscribe(NODES_TOPIC, () => cache.clear());
+
+  async function instancesOf(nodeId: string): Promise<NodeInstanceRecord[]> {
+    const now = deps.clock.now();
+    const cached = cache.get(nodeId);
+    if (cached && now - cached.at < CACHE_MS) return cached.instances;
+    const instances = await listNodeInstances(deps.db, { nodeId });
+    if (cache.size > 10_000) cache.clear();
+    cache.set(nodeId, { at: now, instances });
+    return instances;
+  }
+
+  /** Instances of the target's node that offer its function; 404 when none does. */
+  async function offering(target: Target): Promise<NodeInstanceRecord[]> {
+    const instances = await instancesOf(target.nodeId);
+    if (instances.length === 0) {
+      throw new ProblemError(
+        'not_found',
+        `No node "${target.nodeId}" is registered. List nodes with GET /api/v1/discovery/capabilities.`,
+      );
+    }
+    const offering = instances.filter((i) =>
+      functionsOf(i, target.type).some((f) => f.id === target.functionName),
+    );
+    if (offering.length === 0) {
+      const known = [...new Set(instances.flatMap((i) => functionsOf(i, target.type).map((f) => f.id)))];
+      throw new ProblemError(
+        'not_found',
+        `Node "${target.nodeId}" has no ${target.type} "${target.functionName}"` +
+          (known.length
+            ? ` (its ${target.type}s: ${known.slice(0, 20).join(', ')})`
+            : ` (it has no ${target.type}s)`) +
+          '.',
+      );
+    }
+    return offering;
+  }
+
+  return {
+    /**
+     * Picks the instance for a new execution: among ready instances offering the function, by
+     * traffic weight. `pinned` (a version chosen earlier) wins while it is still routable. Throws
+     * 404 for an unknown node or function and 503 with Retry-After when none is routable.
+     */
+    async route(target: Target, pinned?: string | null): Promise<Route> {
+      const candidates = await offering(target);
+      const kept = pinned ? candidates.find((i) => i.version === pinned && isRoutable(i)) : undefined;
+      const instance = kept ?? chooseWeighted(candidates);
+      if (!instance) {
+        const states = candidates.map(
+          (i) => `${i.version}: ${i.adminState === 'active' ? i.lifecycleStatus : i.adminState}`,
+        );
+        throw new ProblemError(
+          'service_unavailable',
+          `No instance of node "${target.nodeId}" can take executions now (${states.join(', ')}).`,
+          {
+            headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
+            resolution: `Retry after ${RETRY_AFTER_SECONDS} seconds; an instance takes executions once it is ready with a traffic weight above 0.`,
+          },
+        );
+      }
+      return { instance, target };
+    },
+
+    /** Validates an input against the chosen instance's `input_schema`: 400 listing each failing field. */
+    validateInput(route: Route, input: unknown): void {
+      const spec = functionsOf(route.instance, route.target.type).find(
+        (f) => f.id === route.target.functionName,
+      );
+      if (!spec?.input_schema) return;
+      const errors = compileJsonSchema(spec.input_schema)
+        .validate(input)
+        .map((e) => ({ field: prefixInput(e.field), message: e.message }));
+      if (errors.length === 0) return;
+      throw new ProblemError(
+        'invalid_request',
+        `The input does not match the input_schema of ${route.target.text}: ${errors
+          .slice(0, 20)
+          .map((e) => `${e.field}: ${e.message}`)
+          .join('; ')}`,
+        { extensions: { errors } },
+      );
+    },
+
+    /** Whether the node is still registered at all (the dispatcher fails queued work of removed nodes). */
+    async isRegistered(nodeId: string): Promise<boolean> {
+      return (await instancesOf(nodeId)).length > 0;
+    },
+
+    forget(): void {
+      cache.clear();
+    },
+  };
+}
+
+export type Resolver = ReturnType<typeof createResolver>;

@@ -1,0 +1,128 @@
+import Router from '@koa/router';
+import { ProblemError } from '@switchyard/shared';
+import type { Context } from 'koa';
+import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import { MAX_RESULT_BYTES } from './agent-client.ts';
+import { readCallerContext } from './context.ts';
+import type { ExecutionLogs } from './logs.ts';
+import { entriesOf } from './logs.ts';
+import type { ExecutionQueries } from './queries.ts';
+import { acknowledgement, statusRecord, syncResult } from './records.ts';
+import {
+  BatchStatusSchema,
+  ExecuteBodySchema,
+  ExecutionIdSchema,
+  ListQuerySchema,
+  LogsQuerySchema,
+  StatusReportSchema,
+  WorkflowPathSchema,
+} from './schemas.ts';
+import { type ExecutionService, notFound } from './service.ts';
+
+/** Body limits: inputs may carry documents; a result may be as large as an agent may answer. */
+export const EXECUTE_BODY_LIMIT = 4 * 1024 * 1024;
+const REPORT_LIMIT = MAX_RESULT_BYTES + 64 * 1024;
+const LOGS_LIMIT = 1024 * 1024;
+const BATCH_LIMIT = 256 * 1024;
+
+/** The execution id of the path; one that could never exist answers 404 without a query. */
+function executionIdOf(ctx: Context): string {
+  const id = String(ctx.params.id);
+  if (!ExecutionIdSchema.safeParse(id).success) throw notFound(id);
+  return id;
+}
+
+export interface ExecutionsRouterDeps {
+  service: ExecutionService;
+  queries: ExecutionQueries;
+  logs: ExecutionLogs;
+}
+
+/** The execution API of spec §4, plus the list, cancel and logs (issue 9). */
+export function executionsRouter(deps: ExecutionsRouterDeps): Router {
+  const { service, queries, logs } = deps;
+  const router = new Router();
+
+  router.post('/api/v1/execute/async/:target', async (ctx) => {
+    const body = parseWith(ExecuteBodySchema, await readJsonBody(ctx, EXECUTE_BODY_LIMIT));
+    const context = readCallerContext((name) => ctx.get(name));
+    const { row, version } = await service.submitAsync(
+      String(ctx.params.target),
+      body.input,
+      body.webhook,
+      context,
+    );
+    ctx.status = 202;
+    ctx.set('Location', `/api/v1/executions/${row.execution_id}`);
+    ctx.set('X-Routed-Version', version);
+    ctx.body = acknowledgement(row);
+  });
+
+  router.post('/api/v1/execute/:target', async (ctx) => {
+    const body = parseWith(ExecuteBodySchema, await readJsonBody(ctx, EXECUTE_BODY_LIMIT));
+    if (body.webhook !== undefined) {
+      // Dropping it silently would leave the caller waiting for a delivery that never comes.
+      throw new ProblemError(
+        'invalid_request',
+        'A webhook is only delivered for async executions: use POST /api/v1/execute/async/{target}.',
+        {
+          extensions: { errors: [{ field: 'webhook', message: 'only accepted by the async lane' }] },
+        },
+      );
+    }
+    const context = readCallerContext((name) => ctx.get(name));
+    const { row, version } = await service.executeSync(String(ctx.params.target), body.input, context);
+    ctx.set('X-Routed-Version', version);
+    ctx.set('X-Execution-ID', row.execution_id);
+    ctx.body = syncResult(row);
+  });
+
+  router.get('/api/v1/executions', async (ctx) => {
+    ctx.body = await queries.list(parseWith(ListQuerySchema, ctx.query, 'query'));
+  });
+
+  router.post('/api/v1/executions/batch-status', async (ctx) => {
+    const body = parseWith(BatchStatusSchema, await readJsonBody(ctx, BATCH_LIMIT));
+    ctx.body = await queries.batch(body.execution_ids);
+  });
+
+  router.get('/api/v1/executions/:id', async (ctx) => {
+    ctx.body = statusRecord(await service.get(executionIdOf(ctx)));
+  });
+
+  router.post('/api/v1/executions/:id/status', async (ctx) => {
+    const id = executionIdOf(ctx);
+    const report = parseWith(StatusReportSchema, await readJsonBody(ctx, REPORT_LIMIT));
+    ctx.body = statusRecord(await service.report(id, report));
+  });
+
+  router.post('/api/v1/executions/:id/cancel', async (ctx) => {
+    const { row, agentNotified, agentError } = await service.cancel(executionIdOf(ctx));
+    ctx.body = { ...statusRecord(row), agent_notified: agentNotified, agent_error: agentError };
+  });
+
+  router.post('/api/v1/executions/:id/logs', async (ctx) => {
+    const id = executionIdOf(ctx);
+    const entries = entriesOf(await readJsonBody(ctx, LOGS_LIMIT));
+    const accepted = await logs.append(id, entries);
+    ctx.status = 202;
+    ctx.body = { execution_id: id, accepted };
+  });
+
+  router.get('/api/v1/executions/:id/logs', async (ctx) => {
+    const id = executionIdOf(ctx);
+    const query = parseWith(LogsQuerySchema, ctx.query, 'query');
+    ctx.body = await logs.read(id, query.after, query.limit);
+  });
+
+  router.get('/api/v1/workflows/:workflow_id/dag', async (ctx) => {
+    const { workflow_id } = parseWith(
+      WorkflowPathSchema,
+      { workflow_id: String(ctx.params.workflow_id) },
+      'path',
+    );
+    ctx.body = await queries.dag(workflow_id);
+  });
+
+  return router;
+}

@@ -1,0 +1,384 @@
+import { newId, ProblemError } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
+import { findUnstorable } from '../../platform/json-storable.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
+import type { AgentAnswer, AgentClient, CallContext } from './agent-client.ts';
+import type { CallerContext } from './context.ts';
+import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
+import type { Finisher } from './finisher.ts';
+import type { ExecutionRow } from './records.ts';
+import {
+  countQueued,
+  findExecution,
+  findParent,
+  insertExecution,
+  markAccepted,
+  type Outcome,
+  recordProgress,
+} from './repository.ts';
+import type { Resolver, Route } from './resolver.ts';
+import { parseTarget } from './targets.ts';
+
+/** The `execution_queue` settings the lanes use (the section also holds the webhook settings). */
+export interface ExecutionQueueSettings {
+  syncTimeoutMs: number;
+  queueSize: number;
+  dispatchConcurrency: number;
+  orphanGraceMs: number;
+}
+
+export interface ExecutionServiceDeps {
+  db: Knex;
+  clock: Clock;
+  log: Logger;
+  eventLog: EventLog;
+  resolver: Resolver;
+  agents: AgentClient;
+  finisher: Finisher;
+  settings: ExecutionQueueSettings;
+  webhookSettings: WebhookSettings;
+  replicaId: string;
+  /** Wakes this replica's dispatcher and, through the bus, the others'. */
+  wakeDispatchers: () => void;
+}
+
+/** What the status callback of an agent reports (wire notes). */
+export interface StatusReport {
+  status: 'succeeded' | 'failed' | 'cancelled' | 'running';
+  result?: unknown;
+  error?: string | null;
+  error_details?: unknown;
+  progress?: number | null;
+}
+
+/** An answer to a synchronous call that the route renders as a problem instead of a result. */
+export class SyncCallError extends ProblemError {}
+
+function storableOrFailure(result: unknown, what: string): Outcome | undefined {
+  const path = findUnstorable(result);
+  if (!path) return undefined;
+  return {
+    status: 'failed',
+    error: `the agent's ${what} cannot be stored: it contains U+0000 or a lone surrogate at ${[what, ...path].join('.')}`,
+  };
+}
+
+/** The outcome an agent's direct answer stands for (everything but 202). */
+export function outcomeOf(answer: Exclude<AgentAnswer, { kind: 'accepted' }>): Outcome {
+  switch (answer.kind) {
+    case 'result':
+      return storableOrFailure(answer.result, 'result') ?? { status: 'succeeded', result: answer.result };
+    case 'error':
+      return { status: 'failed', error: answer.error, errorDetails: answer.details };
+    case 'unreachable':
+    case 'lost':
+      return { status: 'failed', error: answer.error };
+  }
+}
+
+/**
+ * Executions: the synchronous and asynchronous lanes, agents' status reports, cancellation. The
+ * dispatcher forwards queued executions; the finisher ends every one.
+ */
+export function createExecutionService(deps: ExecutionServiceDeps) {
+  const { db, clock, finisher } = deps;
+  // Queue admission reads the queue length at most every 250 ms and counts its own admissions in
+  // between: exact enough for a bound of thousands, and no COUNT(*) per submission.
+  let queued = { count: 0, at: Number.NEGATIVE_INFINITY };
+
+  async function admit(): Promise<void> {
+    const now = clock.now();
+    if (now - queued.at > 250 || queued.count >= deps.settings.queueSize) {
+      queued = { count: await countQueued(db), at: now };
+    }
+    if (queued.count >= deps.settings.queueSize) {
+      throw new ProblemError(
+        'rate_limited',
+        `The execution queue is full (${queued.count} queued executions, limit ${deps.settings.queueSize}).`,
+        { headers: { 'Retry-After': '1' } },
+      );
+    }
+    queued.count += 1;
+  }
+
+  async function identity(context: CallerContext) {
+    const parent = context.parentExecutionId ? await findParent(db, context.parentExecutionId) : undefined;
+    const runId = context.runId ?? parent?.run_id ?? newId('run');
+    return {
+      execution_id: newId('exec'),
+      run_id: runId,
+      workflow_id: context.workflowId ?? parent?.workflow_id ?? runId,
+      parent_execution_id: context.parentExecutionId ?? null,
+      session_id: context.sessionId ?? null,
+      actor_id: context.actorId ?? null,
+      caller_node_id: context.callerNodeId ?? null,
+      depth: (parent?.depth ?? 0) + 1,
+    };
+  }
+
+  function callContext(row: ExecutionRow): CallContext {
+    return {
+      executionId: row.execution_id,
+      runId: row.run_id,
+      workflowId: row.workflow_id,
+      parentExecutionId: row.parent_execution_id,
+      sessionId: row.session_id,
+      actorId: row.actor_id,
+    };
+  }
+
+  function refuseUnstorableInput(input: unknown): void {
+    const path = findUnstorable(input);
+    if (!path) return;
+    const field = ['input', ...path].join('.');
+    throw new ProblemError(
+      'invalid_request',
+      `The input cannot be stored: ${field} contains U+0000 or a lone surrogate.`,
+      {
+        extensions: { errors: [{ field, message: 'contains U+0000 or a lone UTF-16 surrogate' }] },
+      },
+    );
+  }
+
+  /** Resolves and validates a call: 400 bad target or input, 404 unknown, 503 nothing routable. */
+  async function prepare(targetText: string, input: unknown): Promise<Route> {
+    const route = await deps.resolver.route(parseTarget(targetText));
+    deps.resolver.validateInput(route, input);
+    refuseUnstorableInput(input);
+    return route;
+  }
+
+  return {
+    /**
+     * `POST /api/v1/execute/{target}`: records the execution as running, calls the agent, and
+     * answers its result. An agent that answers 202 (SDKs always do when they get X-Run-ID and
+     * X-Execution-ID) reports through the status callback, which this call waits for up to the
+     * sync timeout; after that the execution is `timeout`, the agent is asked to cancel it, and
+     * the caller gets 504 with the execution id.
+     */
+    async executeSync(targetText: string, input: unknown, context: CallerContext) {
+      const route = await prepare(targetText, input);
+      const now = new Date(clock.now());
+      // Read before the transaction: the embedded database has one connection, which the
+      // transaction holds until it ends.
+      const ids = await identity(context);
+      const row = await db.transaction(async (trx: Knex.Transaction) => {
+        const inserted = await insertExecution(trx, {
+          ...ids,
+          target: route.target.text,
+          node_id: route.target.nodeId,
+          function_name: route.target.functionName,
+          function_type: route.target.type,
+          lane: 'sync',
+          status: 'running',
+          input,
+          routed_version: route.instance.version,
+          agent_base_url: route.instance.baseUrl,
+          webhook: null,
+          webhook_registered: false,
+          webhook_error: null,
+          dispatched_by: deps.replicaId,
+          dispatch_count: 1,
+          now,
+        });
+        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.started', startedPayload(inserted, now));
+        return inserted;
+      });
+      deps.eventLog.announce(EXECUTIONS_STREAM);
+
+      const deadline = AbortSignal.timeout(deps.settings.syncTimeoutMs);
+      let finishedElsewhere: () => void = () => {};
+      const ended = new Promise<void>((resolve) => {
+        finishedElsewhere = resolve;
+      });
+      // Subscribed before the call: the agent's callback may beat its own 202.
+      const unsubscribe = finisher.onFinished(row.execution_id, () => finishedElsewhere());
+      const abandon = new AbortController();
+      try {
+        const answer = await Promise.race([
+          deps.agents.call(
+            route.instance.baseUrl,
+            route.target.type,
+            route.target.functionName,
+            input,
+            callContext(row),
+            AbortSignal.any([deadline, abandon.signal]),
+          ),
+          ended.then(() => undefined),
+        ]);
+        // An abort by the deadline surfaces as a lost call: that is the timeout below, not a failure.
+        if (answer && answer.kind !== 'accepted' && !(answer.kind === 'lost' && deadline.aborted)) {
+          const finished = await finisher.finish(row.execution_id, outcomeOf(answer));
+          if (finished && (answer.kind === 'unreachable' || answer.kind === 'lost')) {
+            throw new ProblemError(
+              'upstream_unavailable',
+              `Execution ${row.execution_id} failed: ${answer.error}.`,
+              {
+                extensions: { execution_id: row.execution_id },
+                headers: { 'X-Execution-ID': row.execution_id },
+              },
+            );
+          }
+        } else if (answer?.kind === 'accepted') {
+          await markAccepted(db, [row.execution_id], new Date(clock.now()));
+          await waitFor(ended, deadline, async () => {
+            const now = await findExecution(db, row.execution_id);
+            return !now || !['queued', 'running', 'waiting'].includes(now.status);
+          });
+        }
+        if (deadline.aborted) {
+          const timedOut = await finisher.finish(row.execution_id, {
+            status: 'timeout',
+            error: `no result within the synchronous timeout of ${deps.settings.syncTimeoutMs} ms; use POST /api/v1/execute/async/{target} for long work`,
+          });
+          if (timedOut) {
+            void deps.agents.cancel(route.instance.baseUrl, row.execution_id);
+            throw new ProblemError(
+              'upstream_timeout',
+              `Execution ${row.execution_id} did not finish within ${deps.settings.syncTimeoutMs} ms; it is recorded as timeout and the agent was asked to cancel it.`,
+              {
+                extensions: { execution_id: row.execution_id },
+                headers: { 'X-Execution-ID': row.execution_id },
+              },
+            );
+          }
+        }
+      } finally {
+        abandon.abort();
+        unsubscribe();
+      }
+      const final = (await findExecution(db, row.execution_id)) as ExecutionRow;
+      return { row: final, version: route.instance.version };
+    },
+
+    /**
+     * `POST /api/v1/execute/async/{target}`: validates, checks the webhook, writes the queued
+     * execution (the queue item itself) and wakes the dispatchers. The version is chosen now (and
+     * returned as X-Routed-Version); the dispatcher keeps it while that instance stays routable.
+     */
+    async submitAsync(targetText: string, input: unknown, webhookInput: unknown, context: CallerContext) {
+      const route = await prepare(targetText, input);
+      const check =
+        webhookInput === undefined ? undefined : await checkWebhook(webhookInput, deps.webhookSettings);
+      await admit();
+      const now = new Date(clock.now());
+      const row = await insertExecution(db, {
+        ...(await identity(context)),
+        target: route.target.text,
+        node_id: route.target.nodeId,
+        function_name: route.target.functionName,
+        function_type: route.target.type,
+        lane: 'async',
+        status: 'queued',
+        input,
+        routed_version: route.instance.version,
+        agent_base_url: null,
+        webhook: check?.registered ? check.webhook : null,
+        webhook_registered: check?.registered ?? false,
+        webhook_error: check && !check.registered ? check.error : null,
+        dispatched_by: null,
+        dispatch_count: 0,
+        now,
+      });
+      deps.wakeDispatchers();
+      return { row, version: route.instance.version };
+    },
+
+    /**
+     * `POST /api/v1/executions/{id}/status` from the agent: progress while running, or the
+     * terminal outcome. Reports on an execution that has already ended change nothing (SDKs
+     * retry callbacks), and answer its current record.
+     */
+    async report(id: string, report: StatusReport): Promise<ExecutionRow> {
+      const current = await findExecution(db, id);
+      if (!current) throw notFound(id);
+      if (report.status === 'running') {
+        if (typeof report.progress === 'number')
+          await recordProgress(db, id, report.progress, new Date(clock.now()));
+      } else {
+        const outcome: Outcome =
+          report.status === 'succeeded'
+            ? (storableOrFailure(report.result, 'result') ?? {
+                status: 'succeeded',
+                result: report.result ?? null,
+              })
+            : {
+                status: report.status,
+                error:
+                  report.error ??
+                  (report.status === 'cancelled' ? 'cancelled by the agent' : 'the agent reported a failure'),
+                errorDetails: storableOrFailure(report.error_details, 'error_details')
+                  ? null
+                  : report.error_details,
+              };
+        await finisher.finish(id, outcome);
+      }
+      return (await findExecution(db, id)) as ExecutionRow;
+    },
+
+    /**
+     * `POST /api/v1/executions/{id}/cancel`: cancelled at once (whatever the agent does next
+     * changes nothing), then the agent that has it is told. 409 when it had already ended.
+     */
+    async cancel(id: string) {
+      const finished = await finisher.finish(id, { status: 'cancelled', error: 'cancelled by request' });
+      if (!finished) {
+        const current = await findExecution(db, id);
+        if (!current) throw notFound(id);
+        throw new ProblemError(
+          'conflict',
+          `Execution ${id} has already ended (${current.status}); there is nothing to cancel.`,
+        );
+      }
+      const notice = finished.agent_base_url
+        ? await deps.agents.cancel(finished.agent_base_url, id)
+        : { delivered: false, error: null };
+      return { row: finished, agentNotified: notice.delivered, agentError: notice.error };
+    },
+
+    async get(id: string): Promise<ExecutionRow> {
+      const row = await findExecution(db, id);
+      if (!row) throw notFound(id);
+      return row;
+    },
+  };
+}
+
+/**
+ * Waits until the execution has ended or the deadline passes. The finisher's wake-up (local, or
+ * through the bus from another replica) is the fast path; the bus may drop a message while its
+ * connection is re-established, so the row is also re-read every two seconds.
+ */
+async function waitFor(
+  ended: Promise<void>,
+  deadline: AbortSignal,
+  hasEnded: () => Promise<boolean>,
+): Promise<void> {
+  const aborted = new Promise<void>((resolve) => {
+    if (deadline.aborted) resolve();
+    deadline.addEventListener('abort', () => resolve(), { once: true });
+  });
+  let done = false;
+  void Promise.race([ended, aborted]).then(() => {
+    done = true;
+  });
+  while (!done) {
+    let timer: NodeJS.Timeout | undefined;
+    const tick = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, 2_000);
+    });
+    await Promise.race([ended, aborted, tick]);
+    clearTimeout(timer);
+    if (done || deadline.aborted) return;
+    if (await hasEnded()) return;
+  }
+}
+
+export function notFound(id: string): ProblemError {
+  return new ProblemError('not_found', `No execution "${id.slice(0, 200)}" exists.`);
+}
+
+export type ExecutionService = ReturnType<typeof createExecutionService>;

@@ -1,0 +1,95 @@
+import type { Database } from '@switchyard/shared/db';
+import type { Config } from './config.ts';
+import { countQueued, createExecutionMetrics, createExecutionRuntime } from './modules/executions/index.ts';
+import { createNodeRuntime, type NodeRuntime } from './modules/nodes/index.ts';
+import { createWebhookDispatcher } from './modules/webhooks/index.ts';
+import type { Clock } from './platform/clock.ts';
+import type { EventBus } from './platform/events/event-bus.ts';
+import { createEventLog } from './platform/events/event-log.ts';
+import type { Logger } from './platform/logger.ts';
+import type { MetricsRegistry } from './platform/metrics/registry.ts';
+import { createReplicaLease, expireOtherReplicas } from './platform/replicas/lease.ts';
+
+export interface RuntimeDeps {
+  db: Database;
+  config: Config;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  metrics: MetricsRegistry;
+  /** A node runtime built by the caller (tests pass one with their own probe or timings). */
+  nodeRuntime?: NodeRuntime;
+}
+
+/**
+ * The stateful parts behind the routes, wired to each other: this replica's lease, the event log,
+ * webhook delivery, executions and nodes. Nothing runs in the background until start(); server.ts
+ * starts it, tests drive the loops themselves (`executions.dispatcher.runOnce()` and the like).
+ */
+export function createRuntime(deps: RuntimeDeps) {
+  const { db, config, events, clock, log } = deps;
+  const replica = createReplicaLease({ db, clock, log });
+  const eventLog = createEventLog({ db, events, log });
+  const webhooks = createWebhookDispatcher({
+    db,
+    events,
+    clock,
+    log,
+    settings: config.executionQueue,
+    replicaId: replica.id,
+    metrics: deps.metrics,
+  });
+  const executions = createExecutionRuntime({
+    db,
+    events,
+    eventLog,
+    clock,
+    log,
+    metrics: createExecutionMetrics(deps.metrics, () => countQueued(db)),
+    settings: config.executionQueue,
+    webhookSettings: config.executionQueue,
+    wakeWebhooks: () => webhooks.wake(),
+    replicaId: replica.id,
+    apiKey: config.api.auth.apiKey || undefined,
+  });
+  const nodes =
+    deps.nodeRuntime ??
+    createNodeRuntime({
+      db,
+      events,
+      clock,
+      lifecycle: config.nodes,
+      health: config.nodeHealth,
+      countActiveExecutions: executions.countActive,
+      log,
+    });
+  return {
+    replica,
+    eventLog,
+    webhooks,
+    executions,
+    nodes,
+    /**
+     * Takes the replica lease and starts every loop. On the embedded database this process is
+     * the only one there can be, so leases left by an earlier (crashed) process end at once and
+     * its abandoned work is recovered without waiting for them to expire.
+     */
+    async start(options: { embedded: boolean }): Promise<void> {
+      await replica.start();
+      if (options.embedded) await expireOtherReplicas(db, replica.id);
+      eventLog.start();
+      webhooks.start();
+      executions.start();
+      nodes.start();
+    },
+    /** Stops every loop (calls in flight get `graceMs` to return), then gives the lease up. */
+    async stop(graceMs?: number): Promise<void> {
+      await executions.stop(graceMs);
+      await Promise.all([webhooks.stop(), nodes.stop()]);
+      await eventLog.stop();
+      await replica.stop().catch((error) => log.warn({ err: error }, 'could not release the replica lease'));
+    },
+  };
+}
+
+export type Runtime = ReturnType<typeof createRuntime>;

@@ -1,0 +1,658 @@
+/**
+ * Issue 9: the execution lanes against real agents on 127.0.0.1 (test/helpers/execution-agent.ts,
+ * written from the wire notes): one answering 200, one answering 202 and calling back, a slow one,
+ * one that errors, one that crashes mid-call, one never started. The dispatcher runs for real
+ * (woken by submissions); the reaper is driven by the test with the control plane's clock.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestControlPlane, type TestControlPlane, uniqueNodeId } from './helpers/control-plane.ts';
+import {
+  type ExecutionAgent,
+  type FunctionSpec,
+  registerUnstartedAgent,
+  startExecutionAgent,
+} from './helpers/execution-agent.ts';
+import { metricValue } from './helpers/metrics.ts';
+
+let cp: TestControlPlane;
+const agents: ExecutionAgent[] = [];
+
+const TEXT_SCHEMA = {
+  type: 'object',
+  properties: { text: { type: 'string', minLength: 1 }, max: { type: 'integer', maximum: 10 } },
+  required: ['text'],
+};
+
+beforeAll(async () => {
+  cp = await startTestControlPlane({
+    config: (config) => {
+      config.executionQueue.syncTimeoutMs = 1_500;
+    },
+  });
+  cp.parts.executions.dispatcher.start();
+});
+
+afterEach(async () => {
+  // Closing the agents first ends calls a `hang` agent still holds, so the drain cannot wait for ever.
+  for (const agent of agents.splice(0)) await agent.close();
+  await cp.parts.executions.dispatcher.drain();
+});
+
+afterAll(async () => {
+  await cp.close();
+});
+
+/** Starts and registers an agent whose reasoners behave as given. */
+async function agentWith(
+  reasoners: Record<string, FunctionSpec>,
+  options: { skills?: Record<string, FunctionSpec>; version?: string; nodeId?: string } = {},
+): Promise<ExecutionAgent> {
+  const agent = await startExecutionAgent({
+    controlPlaneUrl: cp.base,
+    nodeId: options.nodeId ?? uniqueNodeId('exec'),
+    version: options.version,
+    reasoners,
+    skills: options.skills,
+    heartbeatMs: 60_000,
+  });
+  agents.push(agent);
+  await agent.register();
+  return agent;
+}
+
+/** Polls the status record until `done` says so (or fails after 20 s, showing the last record). */
+async function recordWhen(id: string, done: (record: any) => boolean): Promise<any> {
+  const deadline = Date.now() + 20_000;
+  let last: any;
+  while (Date.now() < deadline) {
+    last = (await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body;
+    if (done(last)) return last;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`execution ${id} never got there; last record: ${JSON.stringify(last)}`);
+}
+
+const ended = (record: any) => ['succeeded', 'failed', 'cancelled', 'timeout'].includes(record.status);
+
+describe('synchronous lane', () => {
+  it('forwards the raw input with the context headers and answers the result (200 agent)', async () => {
+    const agent = await agentWith({
+      summarize: {
+        kind: 'answer',
+        inputSchema: TEXT_SCHEMA,
+        result: (input: any) => ({ length: input.text.length }),
+      },
+    });
+    const answer = await call(
+      cp.base,
+      'POST',
+      `/api/v1/execute/${agent.nodeId}.summarize`,
+      { input: { text: 'hello' } },
+      { 'X-Workflow-ID': 'wf-sync-1', 'X-Session-ID': 'session-7', 'X-Actor-ID': 'user-3' },
+    );
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      status: 'succeeded',
+      result: { length: 5 },
+      workflow_id: 'wf-sync-1',
+    });
+    expect(answer.body.execution_id).toMatch(/^exec_[0-9a-z]{26}$/);
+    expect(answer.body.run_id).toMatch(/^run_[0-9a-z]{26}$/);
+    expect(answer.body).not.toHaveProperty('error_message');
+    expect(answer.headers.get('x-routed-version')).toBe('1.0.0');
+
+    const [received] = agent.calls;
+    expect(received?.input).toEqual({ text: 'hello' });
+    expect(received?.headers).toMatchObject({
+      'x-execution-id': answer.body.execution_id,
+      'x-run-id': answer.body.run_id,
+      'x-workflow-id': 'wf-sync-1',
+      'x-session-id': 'session-7',
+      'x-actor-id': 'user-3',
+    });
+
+    const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
+    expect(record.body).toMatchObject({
+      status: 'succeeded',
+      result: { length: 5 },
+      error: null,
+      target: `${agent.nodeId}.summarize`,
+      type: 'reasoner',
+      routed_version: '1.0.0',
+      webhook_registered: false,
+    });
+    expect(record.body.completed_at).not.toBeNull();
+    expect(record.body).not.toHaveProperty('waiting_for');
+  });
+
+  it('waits for the status callback when the agent answers 202, as SDK agents do', async () => {
+    const agent = await agentWith({ work: { kind: 'accept', callbackDelayMs: 100, result: { done: true } } });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 'succeeded', result: { done: true } });
+    expect(agent.callbacks.filter((c) => c.executionId === answer.body.execution_id)).toEqual([
+      expect.objectContaining({ status: 'succeeded', httpStatus: 200 }),
+    ]);
+  });
+
+  it('reports an agent error as a failed execution with its message', async () => {
+    const agent = await agentWith({
+      broken: { kind: 'error', status: 500, error: 'model quota exhausted', details: { retry_in: 30 } },
+    });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.broken`, { input: {} });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ status: 'failed', error_message: 'model quota exhausted' });
+    const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
+    expect(record.body).toMatchObject({
+      status: 'failed',
+      error: 'model quota exhausted',
+      error_details: { retry_in: 30 },
+    });
+  });
+
+  it('answers 502 with the execution id when the agent is not listening (never started)', async () => {
+    const nodeId = uniqueNodeId('gone');
+    const unstarted = await registerUnstartedAgent({
+      controlPlaneUrl: cp.base,
+      nodeId,
+      reasoners: { work: { kind: 'answer' } },
+      heartbeatMs: 60_000,
+    });
+    try {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/${nodeId}.work`, { input: {} });
+      expect(answer.status).toBe(502);
+      expect(answer.body.code).toBe('upstream_unavailable');
+      expect(answer.body.execution_id).toMatch(/^exec_/);
+      const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
+      expect(record.body.status).toBe('failed');
+      expect(record.body.error).toContain('ECONNREFUSED');
+    } finally {
+      unstarted.stopHeartbeats();
+    }
+  });
+
+  it('answers 502 when the agent dies in the middle of the call, and records the failure', async () => {
+    const agent = await agentWith({ fragile: { kind: 'crash' } });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.fragile`, { input: {} });
+    expect(answer.status).toBe(502);
+    const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
+    expect(record.body.status).toBe('failed');
+    expect(record.body.error).toMatch(/closed the connection/);
+  });
+
+  it('answers 504 after the sync timeout, records timeout and asks the agent to cancel', async () => {
+    const agent = await agentWith({ slow: { kind: 'hang' } });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.slow`, { input: {} });
+    expect(answer.status).toBe(504);
+    expect(answer.body.code).toBe('upstream_timeout');
+    const id = answer.body.execution_id;
+    const record = await call(cp.base, 'GET', `/api/v1/executions/${id}`);
+    expect(record.body.status).toBe('timeout');
+    await expect.poll(() => agent.cancels, { timeout: 5_000 }).toContain(id);
+    // The agent's late `cancelled` report changes nothing: timeout is terminal.
+    await agent.settled();
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('timeout');
+  });
+
+  it('resolves skill targets and refuses unknown nodes, functions and malformed targets', async () => {
+    const agent = await agentWith(
+      { summarize: { kind: 'answer' } },
+      { skills: { word_count: { kind: 'answer', result: { words: 2 } } } },
+    );
+    const skill = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.skill:word_count`, {
+      input: {},
+    });
+    expect(skill.status).toBe(200);
+    expect(skill.body.result).toEqual({ words: 2 });
+    expect(agent.calls.at(-1)).toMatchObject({ fn: 'word_count', kind: 'skill' });
+
+    const unknownNode = await call(cp.base, 'POST', '/api/v1/execute/nobody-here.summarize', { input: {} });
+    expect(unknownNode.status).toBe(404);
+    const unknownFn = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.translate`, { input: {} });
+    expect(unknownFn.status).toBe(404);
+    expect(unknownFn.body.detail).toContain('summarize');
+    // A skill is not a reasoner: the kind is part of the target.
+    const wrongKind = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.word_count`, {
+      input: {},
+    });
+    expect(wrongKind.status).toBe(404);
+    for (const target of ['no-dot', 'a.b.c', '.x', 'a.skill:', 'a.%20b']) {
+      const bad = await call(cp.base, 'POST', `/api/v1/execute/${target}`, { input: {} });
+      expect(bad.status, target).toBe(400);
+      expect(bad.body.errors, target).toEqual([expect.objectContaining({ field: 'target' })]);
+    }
+  });
+
+  it('validates the input against the input_schema and lists every failing field', async () => {
+    const agent = await agentWith({ summarize: { kind: 'answer', inputSchema: TEXT_SCHEMA } });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.summarize`, {
+      input: { max: 50 },
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('invalid_request');
+    expect(answer.body.errors.map((e: any) => e.field).sort()).toEqual(['input.max', 'input.text']);
+    expect(agent.calls).toHaveLength(0);
+  });
+
+  it('answers 503 with Retry-After when no instance of the node is routable', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    const stop = await call(cp.base, 'POST', `/api/v1/nodes/${agent.nodeId}/stop`, {});
+    expect(stop.status).toBe(200);
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    expect(answer.status).toBe(503);
+    expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+    const queued = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    expect(queued.status).toBe(503);
+    expect(agent.calls).toHaveLength(0);
+  });
+});
+
+describe('asynchronous lane', () => {
+  it('acknowledges at once, dispatches through the queue and records the callback result', async () => {
+    const agent = await agentWith({ work: { kind: 'accept', result: { answer: 42 } } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, {
+      input: { q: 1 },
+    });
+    expect(ack.status).toBe(202);
+    expect(ack.body).toMatchObject({
+      status: 'queued',
+      target: `${agent.nodeId}.work`,
+      type: 'reasoner',
+      webhook_registered: false,
+      webhook_error: null,
+    });
+    expect(ack.headers.get('location')).toBe(`/api/v1/executions/${ack.body.execution_id}`);
+    expect(ack.body.workflow_id).toBe(ack.body.run_id);
+    const record = await recordWhen(ack.body.execution_id, ended);
+    expect(record).toMatchObject({ status: 'succeeded', result: { answer: 42 }, progress: 100 });
+    expect(agent.receivedCount(ack.body.execution_id)).toBe(1);
+
+    const batch = await call(cp.base, 'POST', '/api/v1/executions/batch-status', {
+      execution_ids: [ack.body.execution_id, 'exec_00000000000000000000000000'],
+    });
+    expect(batch.status).toBe(200);
+    expect(Object.keys(batch.body)).toEqual([ack.body.execution_id]);
+    expect(batch.body[ack.body.execution_id].status).toBe('succeeded');
+  });
+
+  it('records a 200 answer on the async lane, and agent failures reported by callback', async () => {
+    const agent = await agentWith({
+      quick: { kind: 'answer', result: { fast: true } },
+      flaky: { kind: 'fail-callback', error: 'tool crashed', details: { tool: 'search' } },
+    });
+    const quick = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.quick`, { input: {} });
+    const flaky = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.flaky`, { input: {} });
+    expect(await recordWhen(quick.body.execution_id, ended)).toMatchObject({
+      status: 'succeeded',
+      result: { fast: true },
+    });
+    expect(await recordWhen(flaky.body.execution_id, ended)).toMatchObject({
+      status: 'failed',
+      error: 'tool crashed',
+      error_details: { tool: 'search' },
+    });
+  });
+
+  it('keeps the progress an agent reports while running', async () => {
+    const agent = await agentWith({ long: { kind: 'hang' } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.long`, { input: {} });
+    const id = ack.body.execution_id;
+    await recordWhen(id, (r) => r.status === 'running');
+    const report = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, {
+      status: 'running',
+      progress: 50,
+    });
+    expect(report.status).toBe(200);
+    expect(report.body).toMatchObject({ status: 'running', progress: 50 });
+    const done = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, {
+      status: 'succeeded',
+      result: { ok: true },
+    });
+    expect(done.body).toMatchObject({ status: 'succeeded', progress: 100, result: { ok: true } });
+  });
+
+  it('answers 429 with Retry-After when the queue is full, and queues nothing', async () => {
+    const small = await startTestControlPlane({
+      config: (config) => {
+        config.executionQueue.queueSize = 2;
+      },
+    });
+    try {
+      const agent = await startExecutionAgent({
+        controlPlaneUrl: small.base,
+        nodeId: uniqueNodeId('full'),
+        reasoners: { work: { kind: 'answer' } },
+        heartbeatMs: 60_000,
+      });
+      agents.push(agent);
+      await agent.register();
+      const path = `/api/v1/execute/async/${agent.nodeId}.work`;
+      expect((await call(small.base, 'POST', path, { input: {} })).status).toBe(202);
+      expect((await call(small.base, 'POST', path, { input: {} })).status).toBe(202);
+      const refused = await call(small.base, 'POST', path, { input: {} });
+      expect(refused.status).toBe(429);
+      expect(refused.body.code).toBe('rate_limited');
+      expect(refused.headers.get('retry-after')).toBe('1');
+      const list = await call(small.base, 'GET', '/api/v1/executions?status=queued');
+      expect(list.body.executions).toHaveLength(2);
+      expect(await metricValue(small.metrics, 'service_queue_depth')).toBe(2);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
+describe('status callbacks', () => {
+  it('ignores a repeated terminal report: the first outcome stands', async () => {
+    const agent = await agentWith({ work: { kind: 'accept', result: { first: true } } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    const id = ack.body.execution_id;
+    await recordWhen(id, ended);
+    for (const report of [
+      { status: 'succeeded', result: { second: true } },
+      { status: 'failed', error: 'late failure' },
+      { status: 'running', progress: 10 },
+    ]) {
+      const again = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, report);
+      expect(again.status).toBe(200);
+      expect(again.body).toMatchObject({ status: 'succeeded', result: { first: true }, progress: 100 });
+    }
+  });
+
+  it('refuses malformed reports and reports on unknown executions', async () => {
+    const unknown = await call(cp.base, 'POST', '/api/v1/executions/exec_00000000000000000000000000/status', {
+      status: 'succeeded',
+    });
+    expect(unknown.status).toBe(404);
+    const agent = await agentWith({ work: { kind: 'hang' } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    const id = ack.body.execution_id;
+    await recordWhen(id, (r) => r.status === 'running');
+    for (const body of [{}, { status: 'done' }, { status: 'running', progress: 300 }, '{"status":', '[]']) {
+      const bad = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+    }
+    const deep = `{"status":"succeeded","result":${'['.repeat(100)}${']'.repeat(100)}}`;
+    expect((await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, deep)).status).toBe(400);
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
+    // A result PostgreSQL cannot store ends the execution as failed instead of leaving it running.
+    const nul = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, {
+      status: 'succeeded',
+      result: { text: 'a\u0000b' },
+    });
+    expect(nul.status).toBe(200);
+    expect(nul.body.status).toBe('failed');
+    expect(nul.body.error).toContain('result.text');
+    await call(cp.base, 'POST', `/api/v1/executions/${id}/cancel`);
+  });
+});
+
+describe('cancel', () => {
+  it('cancels a running execution and forwards the cancel to its agent; a second cancel is 409', async () => {
+    const agent = await agentWith({ work: { kind: 'hang' } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    const id = ack.body.execution_id;
+    await recordWhen(id, (r) => r.status === 'running');
+    await expect.poll(() => agent.receivedCount(id)).toBe(1);
+    const cancelled = await call(cp.base, 'POST', `/api/v1/executions/${id}/cancel`);
+    expect(cancelled.status).toBe(200);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', agent_notified: true, agent_error: null });
+    expect(agent.cancels).toContain(id);
+    const again = await call(cp.base, 'POST', `/api/v1/executions/${id}/cancel`);
+    expect(again.status).toBe(409);
+    expect(again.body.code).toBe('conflict');
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/executions/exec_00000000000000000000000000/cancel')).status,
+    ).toBe(404);
+  });
+});
+
+describe('workflows', () => {
+  it('links child calls into one DAG through the workflow and parent headers', async () => {
+    const agent = await agentWith({ step: { kind: 'answer' } });
+    const target = `${agent.nodeId}.step`;
+    const root = await call(
+      cp.base,
+      'POST',
+      `/api/v1/execute/${target}`,
+      { input: {} },
+      { 'X-Workflow-ID': 'wf-dag-1' },
+    );
+    const rootId = root.body.execution_id;
+    cp.clock.advance(10);
+    // A child names only its parent: the workflow (and run) come from the parent.
+    const child = await call(
+      cp.base,
+      'POST',
+      `/api/v1/execute/${target}`,
+      { input: {} },
+      { 'X-Parent-Execution-ID': rootId },
+    );
+    expect(child.body.workflow_id).toBe('wf-dag-1');
+    expect(child.body.run_id).toBe(root.body.run_id);
+    cp.clock.advance(10);
+    const grandchild = await call(
+      cp.base,
+      'POST',
+      `/api/v1/execute/async/${target}`,
+      { input: {} },
+      {
+        'X-Parent-Execution-ID': child.body.execution_id,
+        'X-Workflow-ID': 'wf-dag-1',
+      },
+    );
+    await recordWhen(grandchild.body.execution_id, ended);
+    expect(agent.calls.at(-1)?.headers['x-parent-execution-id']).toBe(child.body.execution_id);
+
+    const dag = await call(cp.base, 'GET', '/api/v1/workflows/wf-dag-1/dag');
+    expect(dag.status).toBe(200);
+    expect(dag.body).toMatchObject({ workflow_id: 'wf-dag-1', depth: 3, total_nodes: 3, truncated: false });
+    expect(dag.body.nodes.map((n: any) => [n.execution_id, n.depth, n.status])).toEqual([
+      [rootId, 1, 'succeeded'],
+      [child.body.execution_id, 2, 'succeeded'],
+      [grandchild.body.execution_id, 3, 'succeeded'],
+    ]);
+    expect(dag.body.edges).toEqual([
+      { from: rootId, to: child.body.execution_id },
+      { from: child.body.execution_id, to: grandchild.body.execution_id },
+    ]);
+    expect((await call(cp.base, 'GET', '/api/v1/workflows/no-such-workflow/dag')).status).toBe(404);
+    expect((await call(cp.base, 'GET', `/api/v1/workflows/${'w'.repeat(300)}/dag`)).status).toBe(400);
+  });
+});
+
+describe('versions', () => {
+  it('routes by traffic weight, names the version in X-Routed-Version, and skips offline instances', async () => {
+    const nodeId = uniqueNodeId('versions');
+    const v1 = await agentWith({ work: { kind: 'answer', result: { v: 1 } } }, { nodeId, version: '1.0.0' });
+    const v2 = await agentWith({ work: { kind: 'answer', result: { v: 2 } } }, { nodeId, version: '2.0.0' });
+    // All traffic to 2.0.0 (the connector's weight endpoint sets this column).
+    await cp.handle
+      .db('node_instances')
+      .where({ node_id: nodeId, version: '1.0.0' })
+      .update({ traffic_weight: 0 });
+    await cp.events.publish('nodes', { type: 'weights_changed', node_id: nodeId });
+    for (let i = 0; i < 5; i++) {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/${nodeId}.work`, { input: {} });
+      expect(answer.headers.get('x-routed-version')).toBe('2.0.0');
+      expect(answer.body.result).toEqual({ v: 2 });
+    }
+    expect(v1.calls).toHaveLength(0);
+    // Both weighted, but 2.0.0 offline: everything goes to 1.0.0.
+    await cp.handle.db('node_instances').where({ node_id: nodeId }).update({ traffic_weight: 50 });
+    await cp.handle
+      .db('node_instances')
+      .where({ node_id: nodeId, version: '2.0.0' })
+      .update({ lifecycle_status: 'offline' });
+    await cp.events.publish('nodes', { type: 'status_changed', node_id: nodeId });
+    const before = v2.calls.length;
+    for (let i = 0; i < 5; i++) {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/${nodeId}.work`, { input: {} });
+      expect(answer.headers.get('x-routed-version')).toBe('1.0.0');
+    }
+    expect(v2.calls).toHaveLength(before);
+  });
+});
+
+describe('reaper', () => {
+  it('fails executions whose agent went offline while running them, naming the agent', async () => {
+    // One agent took its execution (202, the callback far off); the other holds the call open.
+    const agent = await agentWith({
+      took: { kind: 'accept', callbackDelayMs: 600_000 },
+      holds: { kind: 'hang' },
+    });
+    const took = (await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.took`, { input: {} }))
+      .body.execution_id;
+    const holds = (await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.holds`, { input: {} }))
+      .body.execution_id;
+    await expect
+      .poll(async () => (await cp.handle.db('executions').where({ execution_id: took }).first()).accepted_at)
+      .not.toBeNull();
+    await expect.poll(() => agent.receivedCount(holds)).toBe(1);
+    // The agent stops heartbeating; presence takes it offline once its lease has passed.
+    agent.stopHeartbeats();
+    cp.clock.advance(2 * 60_000);
+    await cp.runtime.presence.tick();
+    await cp.parts.executions.reaper.runOnce();
+    for (const id of [took, holds]) {
+      const record = (await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body;
+      expect(record.status).toBe('failed');
+      expect(record.error).toContain(`${agent.nodeId}@1.0.0 went offline`);
+    }
+  });
+
+  it('queues again an execution whose replica stopped before the agent took it', async () => {
+    const agent = await agentWith({ work: { kind: 'answer', result: { ok: 1 } } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    const id = ack.body.execution_id;
+    await recordWhen(id, ended);
+    // As a crashed replica leaves it: claimed by a replica without a lease, never answered.
+    await cp.handle
+      .db('executions')
+      .where({ execution_id: id })
+      .update({
+        status: 'running',
+        dispatched_by: 'rep_crashed',
+        accepted_at: null,
+        completed_at: null,
+        result: null,
+        updated_at: new Date(cp.clock.now()),
+      });
+    await cp.parts.executions.reaper.runOnce();
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
+    cp.clock.advance(cp.config.executionQueue.orphanGraceMs + 1);
+    await cp.parts.executions.reaper.runOnce();
+    const record = await recordWhen(id, ended);
+    expect(record.status).toBe('succeeded');
+    expect(agent.receivedCount(id)).toBe(2);
+  });
+});
+
+describe('list and logs', () => {
+  it('lists executions newest first with filters and a cursor', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    const target = `${agent.nodeId}.work`;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      cp.clock.advance(1_000);
+      ids.push(
+        (await call(cp.base, 'POST', `/api/v1/execute/${target}`, { input: { i } })).body.execution_id,
+      );
+    }
+    const first = await call(
+      cp.base,
+      'GET',
+      `/api/v1/executions?target=${encodeURIComponent(target)}&limit=2`,
+    );
+    expect(first.status).toBe(200);
+    expect(first.body.executions.map((e: any) => e.execution_id)).toEqual([ids[4], ids[3]]);
+    const second = await call(
+      cp.base,
+      'GET',
+      `/api/v1/executions?target=${encodeURIComponent(target)}&limit=2&cursor=${first.body.next_cursor}`,
+    );
+    expect(second.body.executions.map((e: any) => e.execution_id)).toEqual([ids[2], ids[1]]);
+    const since = new Date(cp.clock.now() - 1_500).toISOString();
+    const recent = await call(
+      cp.base,
+      'GET',
+      `/api/v1/executions?target=${encodeURIComponent(target)}&since=${since}`,
+    );
+    expect(recent.body.executions.map((e: any) => e.execution_id)).toEqual([ids[4], ids[3]]);
+    for (const query of ['status=done', 'limit=0', 'limit=501', 'since=yesterday', 'cursor=bm9wZQ']) {
+      expect((await call(cp.base, 'GET', `/api/v1/executions?${query}`)).status, query).toBe(400);
+    }
+  });
+
+  it('stores the log lines SDKs post and returns them in order', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    const run = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    const path = `/api/v1/executions/${run.body.execution_id}/logs`;
+    expect((await call(cp.base, 'POST', path, { level: 'info', message: 'step 1' })).status).toBe(202);
+    const many = await call(cp.base, 'POST', path, [{ message: 'step 2' }, { message: 'step 3' }]);
+    expect(many.body).toEqual({ execution_id: run.body.execution_id, accepted: 2 });
+    const read = await call(cp.base, 'GET', path);
+    expect(read.body.entries.map((e: any) => e.entry.message)).toEqual(['step 1', 'step 2', 'step 3']);
+    const page = await call(cp.base, 'GET', `${path}?limit=1&after=${read.body.entries[0].id}`);
+    expect(page.body.entries.map((e: any) => e.entry.message)).toEqual(['step 2']);
+    expect(page.body.next_after).toBe(read.body.entries[1].id);
+    for (const body of ['"text"', '[1,2]', '{"a":"\\u0000"}', '{"x":']) {
+      expect((await call(cp.base, 'POST', path, body)).status, body).toBe(400);
+    }
+    const tooMany = Array.from({ length: 1001 }, (_, i) => ({ i }));
+    expect((await call(cp.base, 'POST', path, tooMany)).status).toBe(413);
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/executions/exec_00000000000000000000000000/logs', {})).status,
+    ).toBe(404);
+  });
+});
+
+describe('bad input on the execute endpoints', () => {
+  it('refuses missing, malformed, oversized, deeply nested and hostile bodies and headers', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    for (const lane of ['', 'async/']) {
+      const path = `/api/v1/execute/${lane}${agent.nodeId}.work`;
+      for (const body of [undefined, '', '{"input":', '{"input":[]}', '{"input":"text"}', '{"nope":{}}']) {
+        const answer = await call(cp.base, 'POST', path, body);
+        expect(answer.status, `${path} ${body}`).toBe(400);
+      }
+      const deep = `{"input":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`;
+      expect((await call(cp.base, 'POST', path, deep)).status).toBe(400);
+      const huge = JSON.stringify({ input: { text: 'x'.repeat(5 * 1024 * 1024) } });
+      expect((await call(cp.base, 'POST', path, huge)).status).toBe(413);
+      const nul = await call(cp.base, 'POST', path, { input: { text: 'a\u0000' } });
+      expect(nul.status).toBe(400);
+      expect(nul.body.errors[0].field).toBe('input.text');
+      const header = await call(cp.base, 'POST', path, { input: {} }, { 'X-Workflow-ID': 'x'.repeat(300) });
+      expect(header.status).toBe(400);
+      expect(header.body.errors[0].field).toBe('header x-workflow-id');
+      // `__proto__` is an ordinary key of the input, forwarded as sent.
+      const proto = await call(cp.base, 'POST', path, '{"input":{"__proto__":{"admin":true}}}');
+      expect([200, 202]).toContain(proto.status);
+    }
+    await cp.parts.executions.dispatcher.drain();
+    const forwarded = agent.calls.at(-1)?.input as Record<string, unknown>;
+    expect(Object.hasOwn(forwarded, '__proto__')).toBe(true);
+    expect(({} as any).admin).toBeUndefined();
+  });
+
+  it('counts finished executions by node, type and status', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' }, broken: { kind: 'error' } });
+    await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.broken`, { input: {} });
+    expect(
+      await metricValue(cp.metrics, 'service_executions_total', {
+        node: agent.nodeId,
+        type: 'reasoner',
+        status: 'succeeded',
+      }),
+    ).toBe(1);
+    expect(
+      await metricValue(cp.metrics, 'service_executions_total', {
+        node: agent.nodeId,
+        type: 'reasoner',
+        status: 'failed',
+      }),
+    ).toBe(1);
+  });
+});
