@@ -3,10 +3,19 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
-import { defaultConfig } from '../src/config.ts';
+import { type Config, defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { MAX_RESULT_BYTES } from '../src/modules/executions/agent-client.ts';
+import { EXECUTE_BODY_LIMIT } from '../src/modules/executions/routes.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { deadAgentUrl } from './helpers/agents.ts';
 import { call, registration, uniqueNodeId } from './helpers/control-plane.ts';
+import {
+  type ExecutionAgent,
+  registerUnstartedAgent,
+  startExecutionAgent,
+  type UnstartedAgent,
+} from './helpers/execution-agent.ts';
 import { createOpenApiValidator, METHODS, type OpenApiValidator } from './helpers/openapi.ts';
 
 /**
@@ -19,6 +28,9 @@ const AUTH = { 'X-API-Key': KEY };
 
 let handle: TestDatabase;
 const servers: Server[] = [];
+/** Agents the execution cases start; closed before the servers. */
+const agents: Array<ExecutionAgent | UnstartedAgent> = [];
+let config: Config;
 let base: string;
 let published: Record<string, any>;
 let validator: OpenApiValidator;
@@ -35,8 +47,11 @@ async function listen(app: ReturnType<typeof createApp>): Promise<string> {
 beforeAll(async () => {
   handle = await openTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
-  const config = defaultConfig();
+  config = defaultConfig();
   config.api.auth = { apiKey: KEY, skipPaths: [] };
+  // Webhooks of the execution cases go to 127.0.0.1 over plain http.
+  config.executionQueue.webhookAllowHttp = true;
+  config.executionQueue.webhookAllowPrivateNetworks = true;
   base = await listen(createApp({ db: handle.db, config, log: silentLogger() }));
   const response = await fetch(`${base}/api/v1/openapi.json`);
   published = (await response.json()) as Record<string, any>;
@@ -44,6 +59,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  for (const agent of agents) {
+    if ('close' in agent) await agent.close();
+    else agent.stopHeartbeats();
+  }
   for (const server of servers) {
     server.closeAllConnections();
     await new Promise((done) => server.close(done));
@@ -82,6 +101,27 @@ async function exercise(
 function bodyOfSize(bytes: number): string {
   const text = JSON.stringify({ pad: '' });
   return JSON.stringify({ pad: 'x'.repeat(bytes - text.length) });
+}
+
+/** A registered agent serving one reasoner `fn` that answers as `kind`; closed in afterAll. */
+async function executionAgent(kind: 'answer' | 'accept' | 'hang' | 'crash' | 'error'): Promise<string> {
+  const agent = await startExecutionAgent({
+    controlPlaneUrl: base,
+    nodeId: uniqueNodeId(`oas-${kind}`),
+    reasoners: { fn: { kind } },
+    heartbeatMs: 60_000,
+    apiKey: KEY,
+  });
+  agents.push(agent);
+  await agent.register();
+  return `${agent.nodeId}.fn`;
+}
+
+/** A queued execution (the async dispatcher does not run in this app): its id. */
+async function queuedExecution(target: string, body: Record<string, unknown> = {}): Promise<string> {
+  const answer = await exercise('POST', `/api/v1/execute/async/${target}`, { input: { n: 1 }, ...body });
+  expect(answer.status).toBe(202);
+  return answer.body.execution_id;
 }
 
 /** Every operation of the document as [method, template, operation]. */
@@ -339,6 +379,265 @@ describe('real answers match the document', () => {
     expect(first).toMatch(/^retry: \d+\n/);
     expect((await exercise('GET', '/api/ui/v1/nodes/events?node_id=')).status).toBe(400);
     expect((await exercise('GET', '/api/ui/v1/nodes/events', undefined, { key: false })).status).toBe(401);
+  });
+
+  it('execute (sync): 200 succeeded and failed, 400, 404, 413, 401, 502, 503 and 504', async () => {
+    const answering = await executionAgent('answer');
+    const ok = await exercise('POST', `/api/v1/execute/${answering}`, { input: { text: 'hi' } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.status).toBe('succeeded');
+    const failing = await executionAgent('error');
+    const failed = await exercise('POST', `/api/v1/execute/${failing}`, { input: {} });
+    expect(failed.status).toBe(200);
+    expect(failed.body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
+    const path = `/api/v1/execute/${answering}`;
+    for (const invalid of [
+      '{"input":',
+      { input: 'text' },
+      { input: {}, webhook: { url: 'https://x.test' } },
+    ]) {
+      expect((await exercise('POST', path, invalid)).status).toBe(400);
+    }
+    expect((await exercise('POST', '/api/v1/execute/no-function', { input: {} })).status).toBe(400);
+    const header = { 'X-Workflow-ID': 'tab\there' };
+    expect((await exercise('POST', path, { input: {} }, { headers: header })).status).toBe(400);
+    const nobody = uniqueNodeId('oas-nobody');
+    expect((await exercise('POST', `/api/v1/execute/${nobody}.fn`, { input: {} })).status).toBe(404);
+    expect((await exercise('POST', `${path}x`, { input: {} })).status).toBe(404);
+    expect((await exercise('POST', path, bodyOfSize(EXECUTE_BODY_LIMIT + 1))).status).toBe(413);
+    expect((await exercise('POST', path, { input: {} }, { key: false })).status).toBe(401);
+    // 502: an agent that drops the connection, and one whose base_url nobody listens on.
+    const crashing = await executionAgent('crash');
+    const lost = await exercise('POST', `/api/v1/execute/${crashing}`, { input: {} });
+    expect(lost.status).toBe(502);
+    expect(lost.headers.get('x-execution-id')).toBe(lost.body.execution_id);
+    const unstarted = await registerUnstartedAgent({
+      controlPlaneUrl: base,
+      nodeId: uniqueNodeId('oas-unstarted'),
+      reasoners: { fn: { kind: 'answer' } },
+      heartbeatMs: 60_000,
+      apiKey: KEY,
+    });
+    agents.push(unstarted);
+    const unreachable = await exercise('POST', `/api/v1/execute/${unstarted.nodeId}.fn`, { input: {} });
+    expect(unreachable.status).toBe(502);
+    // 503: registered, but never reported ready.
+    const starting = uniqueNodeId('oas-starting');
+    await exercise('POST', '/api/v1/nodes/register', registration(starting, 'http://127.0.0.1:9'));
+    const unavailable = await exercise('POST', `/api/v1/execute/${starting}.summarize`, {
+      input: { text: 'a' },
+    });
+    expect(unavailable.status).toBe(503);
+    expect(unavailable.headers.get('retry-after')).toBe('5');
+    // 504: an agent that never answers, on an app with a short synchronous timeout.
+    const hanging = await executionAgent('hang');
+    const at = await listen(
+      createApp({
+        db: handle.db,
+        config: { ...config, executionQueue: { ...config.executionQueue, syncTimeoutMs: 300 } },
+        log: silentLogger(),
+      }),
+    );
+    const timedOut = await exercise('POST', `/api/v1/execute/${hanging}`, { input: {} }, { at });
+    expect(timedOut.status).toBe(504);
+    expect(timedOut.headers.get('x-execution-id')).toBe(timedOut.body.execution_id);
+  });
+
+  it('execute (async): 202 with a webhook registered or refused, 400, 404, 413, 401, 429 and 503', async () => {
+    const target = await executionAgent('answer');
+    const path = `/api/v1/execute/async/${target}`;
+    const hook = `${await deadAgentUrl()}/hook`;
+    const registered = await exercise('POST', path, { input: {}, webhook: { url: hook, secret: 's' } });
+    expect(registered.status).toBe(202);
+    expect(registered.body).toMatchObject({ status: 'queued', webhook_registered: true });
+    const refused = await exercise('POST', path, { input: {}, webhook: { url: 'ftp://x.test/hook' } });
+    expect(refused.body).toMatchObject({ webhook_registered: false, webhook_error: expect.any(String) });
+    for (const invalid of ['{"input":', { input: 'text' }, { input: { text: 'nul\u0000' } }]) {
+      expect((await exercise('POST', path, invalid)).status).toBe(400);
+    }
+    expect((await exercise('POST', '/api/v1/execute/async/no-function', { input: {} })).status).toBe(400);
+    expect((await exercise('POST', `${path}x`, { input: {} })).status).toBe(404);
+    expect((await exercise('POST', path, bodyOfSize(EXECUTE_BODY_LIMIT + 1))).status).toBe(413);
+    expect((await exercise('POST', path, { input: {} }, { key: false })).status).toBe(401);
+    const starting = uniqueNodeId('oas-starting');
+    await exercise('POST', '/api/v1/nodes/register', registration(starting, 'http://127.0.0.1:9'));
+    const unavailable = await exercise('POST', `/api/v1/execute/async/${starting}.summarize`, {
+      input: { text: 'a' },
+    });
+    expect(unavailable.status).toBe(503);
+    // 429: the queue of an app with queue_size 1 already holds the executions queued above.
+    const at = await listen(
+      createApp({
+        db: handle.db,
+        config: { ...config, executionQueue: { ...config.executionQueue, queueSize: 1 } },
+        log: silentLogger(),
+      }),
+    );
+    const full = await exercise('POST', path, { input: {} }, { at });
+    expect(full.status).toBe(429);
+    expect(full.headers.get('retry-after')).toBe('1');
+  });
+
+  it('executions: list, batch status and one record; 400, 404, 413 and 401', async () => {
+    const target = await executionAgent('answer');
+    const first = await queuedExecution(target);
+    const second = await queuedExecution(target);
+    const filter = `target=${target}&limit=1`;
+    const ids = (answer: { body: { executions: Array<{ execution_id: string }> } }) =>
+      answer.body.executions.map((e) => e.execution_id);
+    const page = await exercise('GET', `/api/v1/executions?${filter}`);
+    const cursor = encodeURIComponent(page.body.next_cursor);
+    const next = await exercise('GET', `/api/v1/executions?${filter}&cursor=${cursor}`);
+    // Newest first; two created in the same millisecond may come in either order.
+    expect([...ids(page), ...ids(next)].sort()).toEqual([first, second].sort());
+    expect(next.body.next_cursor).toBeNull();
+    expect((await exercise('GET', '/api/v1/executions?status=bogus')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/executions?cursor=bogus')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/executions', undefined, { key: false })).status).toBe(401);
+
+    const batch = await exercise('POST', '/api/v1/executions/batch-status', {
+      execution_ids: [first, 'exec_oas_missing'],
+    });
+    expect(Object.keys(batch.body)).toEqual([first]);
+    expect((await exercise('POST', '/api/v1/executions/batch-status', { execution_ids: [] })).status).toBe(
+      400,
+    );
+    expect((await exercise('POST', '/api/v1/executions/batch-status', '{"execution_ids":')).status).toBe(400);
+    expect(
+      (await exercise('POST', '/api/v1/executions/batch-status', bodyOfSize(256 * 1024 + 1))).status,
+    ).toBe(413);
+    expect((await exercise('POST', '/api/v1/executions/batch-status', {}, { key: false })).status).toBe(401);
+
+    expect((await exercise('GET', `/api/v1/executions/${first}`)).body.status).toBe('queued');
+    expect((await exercise('GET', '/api/v1/executions/exec_oas_missing')).status).toBe(404);
+    expect((await exercise('GET', `/api/v1/executions/${'x'.repeat(201)}`)).status).toBe(404);
+    expect((await exercise('GET', `/api/v1/executions/${first}`, undefined, { key: false })).status).toBe(
+      401,
+    );
+  });
+
+  it('one execution: status reports, logs and cancel; 400, 404, 409, 413 and 401', async () => {
+    const target = await executionAgent('answer');
+    const id = await queuedExecution(target);
+    const missing = 'exec_oas_missing';
+    const report = `/api/v1/executions/${id}/status`;
+    expect((await exercise('POST', report, { status: 'running', progress: 40 })).body.progress).toBe(40);
+    expect((await exercise('POST', report, { status: 'bogus' })).status).toBe(400);
+    expect((await exercise('POST', report, '{"status":')).status).toBe(400);
+    expect((await exercise('POST', report, bodyOfSize(MAX_RESULT_BYTES + 64 * 1024 + 1))).status).toBe(413);
+    expect((await exercise('POST', report.replace(id, missing), { status: 'running' })).status).toBe(404);
+    expect((await exercise('POST', report, { status: 'running' }, { key: false })).status).toBe(401);
+
+    const logs = `/api/v1/executions/${id}/logs`;
+    const posted = await exercise('POST', logs, [{ level: 'info', message: 'one' }, { message: 'two' }]);
+    expect(posted).toMatchObject({ status: 202, body: { accepted: 2 } });
+    expect((await exercise('POST', logs, { logs: [{ message: 'three' }] })).status).toBe(202);
+    expect((await exercise('POST', logs, [{ message: 'ok' }, 1])).status).toBe(400);
+    expect((await exercise('POST', logs, bodyOfSize(1024 * 1024 + 1))).status).toBe(413);
+    const tooMany = Array.from({ length: 1001 }, () => ({ message: 'x' }));
+    expect((await exercise('POST', logs, tooMany)).status).toBe(413);
+    expect((await exercise('POST', logs.replace(id, missing), { message: 'x' })).status).toBe(404);
+    expect((await exercise('POST', logs, { message: 'x' }, { key: false })).status).toBe(401);
+    const read = await exercise('GET', `${logs}?limit=2`);
+    expect(read.body.entries).toHaveLength(2);
+    const rest = await exercise('GET', `${logs}?after=${read.body.next_after}`);
+    expect(rest.body).toMatchObject({ entries: [{ entry: { message: 'three' } }], next_after: null });
+    expect((await exercise('GET', `${logs}?after=-1`)).status).toBe(400);
+    expect((await exercise('GET', logs.replace(id, missing))).status).toBe(404);
+    expect((await exercise('GET', logs, undefined, { key: false })).status).toBe(401);
+
+    const cancel = `/api/v1/executions/${id}/cancel`;
+    expect((await exercise('POST', cancel, undefined, { key: false })).status).toBe(401);
+    const cancelled = await exercise('POST', cancel);
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', agent_notified: false });
+    expect((await exercise('POST', cancel)).status).toBe(409);
+    expect((await exercise('POST', cancel.replace(id, missing))).status).toBe(404);
+    // A report on an ended execution changes nothing and answers its record.
+    expect((await exercise('POST', report, { status: 'succeeded', result: 1 })).body.status).toBe(
+      'cancelled',
+    );
+  });
+
+  it('workflow DAG: 200 with a parent and its child; 400, 404 and 401', async () => {
+    const target = await executionAgent('answer');
+    const workflow = `wf-${uniqueNodeId('oas')}`;
+    const execute = (headers: Record<string, string>) =>
+      exercise('POST', `/api/v1/execute/${target}`, { input: {} }, { headers });
+    const root = await execute({ 'X-Workflow-ID': workflow });
+    const child = await execute({ 'X-Parent-Execution-ID': root.body.execution_id });
+    const dag = await exercise('GET', `/api/v1/workflows/${workflow}/dag`);
+    expect(dag.body).toMatchObject({
+      total_nodes: 2,
+      depth: 2,
+      edges: [{ from: root.body.execution_id, to: child.body.execution_id }],
+    });
+    expect((await exercise('GET', `/api/v1/workflows/${'w'.repeat(257)}/dag`)).status).toBe(400);
+    expect((await exercise('GET', `/api/v1/workflows/wf-oas-nobody/dag`)).status).toBe(404);
+    expect(
+      (await exercise('GET', `/api/v1/workflows/${workflow}/dag`, undefined, { key: false })).status,
+    ).toBe(401);
+  });
+
+  it('execution events: the stream opens as text/event-stream; a bad query is 400; no key is 401', async () => {
+    const abort = new AbortController();
+    const response = await fetch(`${base}/api/ui/v1/executions/events`, {
+      headers: AUTH,
+      signal: abort.signal,
+    });
+    const reader = response.body!.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    abort.abort();
+    validator.expectMatches({
+      method: 'GET',
+      path: '/api/ui/v1/executions/events',
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body: first,
+    });
+    seen.set('GET /api/ui/v1/executions/events', new Set(['200']));
+    expect(first).toMatch(/^retry: \d+\n/);
+    expect((await exercise('GET', '/api/ui/v1/executions/events?last_event_id=abc')).status).toBe(400);
+    expect((await exercise('GET', '/api/ui/v1/executions/events?target=')).status).toBe(400);
+    expect((await exercise('GET', '/api/ui/v1/executions/events', undefined, { key: false })).status).toBe(
+      401,
+    );
+  });
+
+  it('webhooks: deliveries, retry (409 while pending, 202 once dead) and dead letters; 400, 404 and 401', async () => {
+    const target = await executionAgent('answer');
+    const hook = `${await deadAgentUrl()}/hook`;
+    const id = await queuedExecution(target, { webhook: { url: hook, headers: { 'X-Team': 'qa' } } });
+    const retry = `/api/ui/v1/executions/${id}/webhook/retry`;
+    const deliveries = `/api/ui/v1/executions/${id}/webhook/deliveries`;
+    expect((await exercise('GET', deliveries)).body.deliveries).toEqual([]);
+    // Not finished yet: no delivery to retry.
+    expect((await exercise('POST', retry)).status).toBe(404);
+    // The agent's outcome ends it; its delivery waits for the webhook dispatcher (not running here).
+    await exercise('POST', `/api/v1/executions/${id}/status`, { status: 'succeeded', result: { ok: true } });
+    const pending = await exercise('GET', deliveries);
+    expect(pending.body.deliveries).toMatchObject([{ status: 'pending', header_names: ['X-Team'] }]);
+    expect((await exercise('POST', retry)).status).toBe(409);
+    // Dead-lettered, as after every attempt failed.
+    const now = new Date();
+    await handle
+      .db('webhook_deliveries')
+      .where({ execution_id: id })
+      .update({ status: 'dead', dead_at: now, next_attempt_at: null, updated_at: now });
+    const letters = await exercise('GET', '/api/ui/v1/webhooks/dead-letters?limit=500');
+    expect(letters.body.dead_letters).toContainEqual(
+      expect.objectContaining({ execution_id: id, status: 'dead', dead_at: now.toISOString() }),
+    );
+    const retried = await exercise('POST', retry);
+    expect(retried).toMatchObject({ status: 202, body: { status: 'pending', manual: true, dead_at: null } });
+    expect((await exercise('POST', retry.replace(id, 'exec_oas_missing'))).status).toBe(404);
+    expect((await exercise('POST', retry, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('GET', deliveries.replace(id, 'exec_oas_missing'))).status).toBe(404);
+    expect((await exercise('GET', deliveries, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('GET', '/api/ui/v1/webhooks/dead-letters?limit=0')).status).toBe(400);
+    expect((await exercise('GET', '/api/ui/v1/webhooks/dead-letters?cursor=bogus')).status).toBe(400);
+    expect(
+      (await exercise('GET', '/api/ui/v1/webhooks/dead-letters', undefined, { key: false })).status,
+    ).toBe(401);
   });
 
   it('exercised every documented status of every operation', () => {
