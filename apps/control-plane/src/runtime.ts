@@ -76,7 +76,7 @@ export function createRuntime(deps: RuntimeDeps) {
      */
     async start(options: { embedded: boolean }): Promise<void> {
       await replica.start();
-      if (options.embedded) await expireOtherReplicas(db, replica.id);
+      if (options.embedded) await expireOtherReplicas(db, replica.id, new Date(clock.now()));
       eventLog.start();
       webhooks.start();
       executions.start();

@@ -81,7 +81,7 @@ describe('loadConfig defaults', () => {
         syncTimeoutMs: 60_000,
         queueSize: 10_000,
         dispatchConcurrency: 64,
-        orphanGraceMs: 10_000,
+        orphanGraceMs: 120_000,
         webhookMaxAttempts: 3,
         webhookInitialBackoffMs: 1_000,
         webhookMaxBackoffMs: 5_000,

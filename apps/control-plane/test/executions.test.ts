@@ -521,30 +521,49 @@ describe('reaper', () => {
     }
   });
 
-  it('queues again an execution whose replica stopped before the agent took it', async () => {
+  it('sends again an execution whose replica stopped before the agent acknowledged it', async () => {
     const agent = await agentWith({ work: { kind: 'answer', result: { ok: 1 } } });
     const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
     const id = ack.body.execution_id;
     await recordWhen(id, ended);
-    // As a crashed replica leaves it: claimed by a replica without a lease, never answered.
-    await cp.handle
-      .db('executions')
-      .where({ execution_id: id })
-      .update({
-        status: 'running',
-        dispatched_by: 'rep_crashed',
-        accepted_at: null,
-        completed_at: null,
-        result: null,
-        updated_at: new Date(cp.clock.now()),
-      });
+    // As a crashed replica leaves it: sent by a replica whose lease just ended, never acknowledged.
+    const now = new Date(cp.clock.now());
+    await cp.handle.db('control_plane_replicas').insert({
+      replica_id: 'rep_crashed',
+      host: 'elsewhere',
+      pid: 1,
+      started_at: now,
+      renewed_at: now,
+      lease_expires_at: now,
+    });
+    const orphan = {
+      status: 'running',
+      dispatched_by: 'rep_crashed',
+      accepted_at: null,
+      completed_at: null,
+      result: null,
+      updated_at: now,
+    };
+    await cp.handle.db('executions').where({ execution_id: id }).update(orphan);
+    // The agent may have it: it gets the orphan grace to report before the execution is sent again.
+    cp.clock.advance(cp.config.executionQueue.orphanGraceMs - 1_000);
     await cp.parts.executions.reaper.runOnce();
     expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
-    cp.clock.advance(cp.config.executionQueue.orphanGraceMs + 1);
+    cp.clock.advance(2_000);
     await cp.parts.executions.reaper.runOnce();
-    const record = await recordWhen(id, ended);
-    expect(record.status).toBe('succeeded');
+    expect((await recordWhen(id, ended)).status).toBe('succeeded');
     expect(agent.receivedCount(id)).toBe(2);
+
+    // Claimed but never routed, so never sent: recovered as soon as its replica is gone.
+    const second = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    await recordWhen(second.body.execution_id, ended);
+    await cp.handle
+      .db('executions')
+      .where({ execution_id: second.body.execution_id })
+      .update({ ...orphan, started_at: null, updated_at: new Date(cp.clock.now()) });
+    await cp.parts.executions.reaper.runOnce();
+    expect((await recordWhen(second.body.execution_id, ended)).status).toBe('succeeded');
+    expect(agent.receivedCount(second.body.execution_id)).toBe(2);
   });
 });
 

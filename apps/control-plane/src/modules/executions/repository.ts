@@ -195,10 +195,12 @@ export async function finishExecution(
 }
 
 /**
- * Executions whose replica stopped (its lease expired or is gone) while forwarding them, before
- * the agent took them, and longer than `graceMs` ago: the agent never answered the dead replica,
- * and has not reported either. Locked, so one replica recovers each. A replica never takes its
- * own claims for orphans: it is alive by definition, and its calls are still in flight.
+ * Executions claimed by a replica that has stopped (its lease ended), which the agent had not
+ * acknowledged. One never routed was never sent: it is recovered as soon as its replica is gone.
+ * One routed may have reached the agent, whose 202 died with the replica: it is recovered only
+ * once its replica has been gone for `graceMs`, so an agent working on it can report first (its
+ * status callbacks retry). Locked, so one replica recovers each. A replica never takes its own
+ * claims for orphans: it is alive by definition, and its calls are still in flight.
  */
 export async function claimOrphans(
   db: Executor,
@@ -210,12 +212,15 @@ export async function claimOrphans(
   const result = await db.raw(
     `select e.* from executions e
       where e.status = 'running' and e.accepted_at is null and e.dispatched_by is not null
-        and e.dispatched_by <> ? and e.updated_at < ?
-        and not exists (select 1 from control_plane_replicas r
-                         where r.replica_id = e.dispatched_by and r.lease_expires_at > ?)
+        and e.dispatched_by <> ?
+        and not exists (
+          select 1 from control_plane_replicas r
+           where r.replica_id = e.dispatched_by
+             and r.lease_expires_at > ?::timestamptz
+                 - (case when e.started_at is null then 0 else ? end) * interval '1 millisecond')
       order by e.updated_at
       limit ? for update of e skip locked`,
-    [self, new Date(now.getTime() - graceMs), now, limit],
+    [self, now, graceMs, limit],
   );
   return result.rows as ExecutionRow[];
 }

@@ -34,9 +34,9 @@ export const executionQueueSettings = {
     key: 'execution_queue.orphan_grace',
     env: 'SWITCHYARD_EXECUTION_QUEUE_ORPHAN_GRACE',
     schema: durationSetting(),
-    default: '10s',
+    default: '2m',
     fromDatabase: true,
     meaning:
-      'After a replica stops, how long an async execution it was forwarding waits for the agent to report before it is queued again.',
+      'After a replica stops, how long an execution it had sent but the agent had not acknowledged waits for the agent to report before it is sent again; set it above your longest function.',
   }),
 };

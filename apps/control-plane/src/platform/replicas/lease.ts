@@ -16,10 +16,14 @@ export interface ReplicaLeaseOptions {
   renewEveryMs?: number;
 }
 
+/** Entries of replicas gone this long are deleted; until then they say when a replica stopped. */
+const FORGET_AFTER_MS = 7 * 24 * 3600_000;
+
 /**
  * This process's entry in `control_plane_replicas`. Work a replica claims is marked with its id;
  * the others treat that work as abandoned once the lease has expired (the replica crashed or was
- * killed), and recover it. A replica that stops cleanly removes its entry at once.
+ * killed), and recover it. A replica that stops cleanly ends its lease at once. Entries stay a
+ * week after their lease ended, so recovery can tell how long ago a replica stopped.
  */
 export function createReplicaLease(options: ReplicaLeaseOptions) {
   const clock = options.clock ?? systemClock;
@@ -51,17 +55,22 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
     renew,
     /** Takes the lease and keeps renewing it until stop(). */
     async start(): Promise<void> {
+      await options.db(TABLE)
+        .where('lease_expires_at', '<', new Date(clock.now() - FORGET_AFTER_MS))
+        .delete();
       await renew();
       timer = setInterval(() => {
         renew().catch((error) => options.log.error({ err: error }, 'replica lease renewal failed'));
       }, renewEveryMs);
       timer.unref();
     },
-    /** Stops renewing and gives the lease up, so nothing waits for it to expire. */
+    /** Stops renewing and ends the lease now, so nothing waits for it to expire. */
     async stop(): Promise<void> {
       clearInterval(timer);
       timer = undefined;
-      await options.db(TABLE).where({ replica_id: id }).delete();
+      await options.db(TABLE)
+        .where({ replica_id: id })
+        .update({ lease_expires_at: new Date(clock.now()) });
     },
   };
 }
@@ -69,10 +78,10 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
 export type ReplicaLease = ReturnType<typeof createReplicaLease>;
 
 /**
- * Ends every other replica's lease. Only for the embedded database: PGlite's files belong to one
- * process at a time, so whoever held a lease before this process started is gone for sure, and
- * its work can be recovered at once instead of after the lease would have expired.
+ * Ends every other replica's lease now. Only for the embedded database: PGlite's files belong to
+ * one process at a time, so whoever held a lease before this process started is gone for sure,
+ * and recovery need not wait for its lease to run out.
  */
-export async function expireOtherReplicas(db: Knex, self: string): Promise<void> {
-  await db(TABLE).whereNot({ replica_id: self }).delete();
+export async function expireOtherReplicas(db: Knex, self: string, now: Date): Promise<void> {
+  await db(TABLE).whereNot({ replica_id: self }).where('lease_expires_at', '>', now).update({ lease_expires_at: now });
 }
