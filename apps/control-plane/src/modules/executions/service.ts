@@ -197,6 +197,8 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       // Subscribed before the call: the agent's callback may beat its own 202.
       const unsubscribe = finisher.onFinished(row.execution_id, () => finishedElsewhere());
       const abandon = new AbortController();
+      // The row as this call ended it, when it did; otherwise it is read back at the end.
+      let endedRow: ExecutionRow | undefined;
       try {
         const answer = await Promise.race([
           deps.agents.call(
@@ -212,6 +214,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         // An abort by the deadline surfaces as a lost call: that is the timeout below, not a failure.
         if (answer && answer.kind !== 'accepted' && !(answer.kind === 'lost' && deadline.aborted)) {
           const finished = await finisher.finish(row.execution_id, outcomeOf(answer));
+          endedRow = finished;
           if (finished && (answer.kind === 'unreachable' || answer.kind === 'lost')) {
             throw new ProblemError(
               'upstream_unavailable',
@@ -250,7 +253,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         abandon.abort();
         unsubscribe();
       }
-      const final = (await findExecution(db, row.execution_id)) as ExecutionRow;
+      const final = endedRow ?? ((await findExecution(db, row.execution_id)) as ExecutionRow);
       return { row: final, version: route.instance.version };
     },
 
