@@ -113,21 +113,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   );
   const inFlight = trackRequests(server);
   const graceMs = options.shutdownGraceMs ?? 10_000;
+  // The lease is taken and the loops started before the first request can arrive: a sync call
+  // served before this replica had a lease would look abandoned to the others.
   try {
+    await runtime.start({ embedded: !databaseUrl });
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
       server.listen(config.server.port, config.server.host, done);
     });
   } catch (error) {
-    await events.close();
-    await db.destroy();
-    throw error;
-  }
-  try {
-    await runtime.start({ embedded: !databaseUrl });
-  } catch (error) {
-    server.close();
-    await runtime.stop().catch(() => {});
+    await runtime.stop(0).catch(() => {});
     await events.close();
     await db.destroy();
     throw error;

@@ -130,6 +130,8 @@ describe('synchronous lane', () => {
     const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
     expect(answer.status).toBe(200);
     expect(answer.body).toMatchObject({ status: 'succeeded', result: { done: true } });
+    // The agent learns its callback's answer a moment after the control plane answered the caller.
+    await agent.settled();
     expect(agent.callbacks.filter((c) => c.executionId === answer.body.execution_id)).toEqual([
       expect.objectContaining({ status: 'succeeded', httpStatus: 200 }),
     ]);
@@ -564,6 +566,91 @@ describe('reaper', () => {
     await cp.parts.executions.reaper.runOnce();
     expect((await recordWhen(second.body.execution_id, ended)).status).toBe('succeeded');
     expect(agent.receivedCount(second.body.execution_id)).toBe(2);
+  });
+});
+
+describe('what agents send back', () => {
+  it('ends an execution even when the agent answers what the database cannot store', async () => {
+    const nest = (depth: number): unknown => (depth === 0 ? 'bottom' : { d: nest(depth - 1) });
+    const agent = await agentWith({
+      nul: { kind: 'error', error: 'crash dump \u0000 here', details: { raw: 'a\u0000b' } },
+      deep: { kind: 'answer', result: () => nest(100) },
+    });
+    const nul = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.nul`, { input: {} });
+    expect(nul.status).toBe(200);
+    expect(nul.body).toMatchObject({ status: 'failed', error_message: 'crash dump \uFFFD here' });
+    const record = (await call(cp.base, 'GET', `/api/v1/executions/${nul.body.execution_id}`)).body;
+    expect(record.error_details).toBeNull();
+    const deep = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.deep`, { input: {} });
+    const ended = await recordWhen(
+      deep.body.execution_id,
+      (r) => r.status !== 'queued' && r.status !== 'running',
+    );
+    expect(ended.status).toBe('failed');
+    expect(ended.error).toMatch(/nested \d+ levels deep/);
+  });
+
+  it('times out an execution whose agent took it and then never reported (max_silence)', async () => {
+    const agent = await agentWith({ work: { kind: 'accept', callbackDelayMs: 600_000 } });
+    const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
+    const id = ack.body.execution_id;
+    await expect
+      .poll(async () => (await cp.handle.db('executions').where({ execution_id: id }).first()).accepted_at)
+      .not.toBeNull();
+    // A progress report is a sign of life: the silence starts again from it.
+    cp.clock.advance(cp.config.executionQueue.maxSilenceMs - 60_000);
+    await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, { status: 'running' });
+    cp.clock.advance(120_000);
+    await cp.parts.executions.reaper.runOnce();
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
+    cp.clock.advance(cp.config.executionQueue.maxSilenceMs);
+    await cp.runtime.presence.tick();
+    await agent.register(); // still alive: only the silence ends it
+    await cp.parts.executions.reaper.runOnce();
+    const record = (await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body;
+    expect(record.status).toBe('timeout');
+    expect(record.error).toContain('max_silence');
+  });
+
+  it('sends X-Routed-Version percent-encoded when the version is not ASCII', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } }, { version: '2.0-β' });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    expect(answer.status).toBe(200);
+    expect(decodeURIComponent(answer.headers.get('x-routed-version')!)).toBe('2.0-β');
+  });
+
+  it('leaves large results out of lists and batches, and says so', async () => {
+    const big = { text: 'x'.repeat(300 * 1024) };
+    const agent = await agentWith({ big: { kind: 'answer', result: big } });
+    const run = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.big`, { input: {} });
+    const id = run.body.execution_id;
+    const list = await call(cp.base, 'GET', `/api/v1/executions?target=${agent.nodeId}.big`);
+    expect(list.body.executions[0]).toMatchObject({ execution_id: id, result: null, result_truncated: true });
+    const batch = await call(cp.base, 'POST', '/api/v1/executions/batch-status', { execution_ids: [id] });
+    expect(batch.body[id]).toMatchObject({ result: null, result_truncated: true });
+    const one = await call(cp.base, 'GET', `/api/v1/executions/${id}`);
+    expect(one.body.result).toEqual(big);
+    expect(one.body).not.toHaveProperty('result_truncated');
+  });
+
+  it('answers ids, filters and cursors holding a NUL as unknown or invalid, never 500', async () => {
+    for (const path of ['/api/v1/executions/a%00b', '/api/v1/executions/a%00b/logs']) {
+      expect((await call(cp.base, 'GET', path)).status, path).toBe(404);
+    }
+    expect((await call(cp.base, 'POST', '/api/v1/executions/a%00b/cancel')).status).toBe(404);
+    for (const query of [
+      'target=a%00b',
+      'workflow_id=a%00b',
+      'node_id=a%00b',
+      `cursor=${Buffer.from('2026-01-01T00:00:00.000Z|a\u0000b').toString('base64url')}`,
+    ]) {
+      expect((await call(cp.base, 'GET', `/api/v1/executions?${query}`)).status, query).toBe(400);
+    }
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/executions/batch-status', { execution_ids: ['a\u0000b'] }))
+        .status,
+    ).toBe(400);
+    expect((await call(cp.base, 'GET', '/api/v1/workflows/a%00b/dag')).status).toBe(400);
   });
 });
 

@@ -12,6 +12,7 @@ import { ConfigError, defaultConfig, STORED_CONFIG_NAME } from '../src/config.ts
 import { putStoredConfig } from '../src/modules/config-store/repository.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
+import { startExecutionAgent } from './helpers/execution-agent.ts';
 
 const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname;
 
@@ -60,6 +61,50 @@ function baseEnv(): NodeJS.ProcessEnv {
 }
 
 describe('startServer', () => {
+  it('shuts down with an agent call still open, leaving the execution for recovery', async () => {
+    const config = defaultConfig();
+    config.server.port = 0;
+    config.storage = { databaseUrl, dataDir: join(dir, 'data') };
+    const running = await startServer({ config, log: silentLogger(), shutdownGraceMs: 200 });
+    const agent = await startExecutionAgent({
+      controlPlaneUrl: running.url,
+      nodeId: `holder-${randomBytes(3).toString('hex')}`,
+      reasoners: { hold: { kind: 'hang' } },
+      heartbeatMs: 60_000,
+    });
+    try {
+      await agent.register();
+      const ack = await fetch(`${running.url}/api/v1/execute/async/${agent.nodeId}.hold`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"input":{}}',
+      });
+      const { execution_id: id } = (await ack.json()) as any;
+      await expect.poll(() => agent.receivedCount(id), { timeout: 10_000 }).toBe(1);
+      // The agent holds the call for ever (the async lane has no time limit); close() must not.
+      await running.close();
+      const db = await import('@switchyard/shared/db').then((m) =>
+        m.openDatabase({
+          url: databaseUrl,
+          dataDir: databaseUrl ? undefined : join(dir, 'data', 'control-plane'),
+        }),
+      );
+      try {
+        const row = await db('executions').where({ execution_id: id }).first();
+        // Still claimed and unacknowledged: the next replica recovers it (see executions.test.ts).
+        expect(row).toMatchObject({ status: 'running', accepted_at: null });
+        const lease = await db('control_plane_replicas').where({ replica_id: row.dispatched_by }).first();
+        expect(new Date(lease.lease_expires_at).getTime()).toBeLessThanOrEqual(Date.now());
+      } finally {
+        // The other tests of this file share the database and expect no agents in it.
+        await db('node_instances').where({ node_id: agent.nodeId }).delete();
+        await db.destroy();
+      }
+    } finally {
+      await agent.close();
+    }
+  });
+
   it('starts from a given config, answers on its URL and closes everything', async () => {
     const config = defaultConfig();
     config.server.port = 0;

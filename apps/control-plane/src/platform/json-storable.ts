@@ -7,6 +7,7 @@ declare global {
   interface String {
     /** ES2024, present in Node 20; the workspace typings stop at ES2023. */
     isWellFormed(): boolean;
+    toWellFormed(): string;
   }
 }
 
@@ -36,4 +37,12 @@ export function findUnstorable(
     }
   }
   return undefined;
+}
+
+/**
+ * Text made storable: NUL and lone surrogates become U+FFFD. For prose the control plane keeps
+ * from elsewhere (an agent's error message), where refusing would lose the message altogether.
+ */
+export function storableText(text: string): string {
+  return text.replaceAll('\u0000', '\uFFFD').toWellFormed();
 }

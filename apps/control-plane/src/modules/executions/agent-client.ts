@@ -1,3 +1,4 @@
+import { jsonTextDepth, MAX_JSON_DEPTH } from '@switchyard/shared';
 import { Agent, request, errors as undiciErrors } from 'undici';
 import { agentUrl } from '../nodes/index.ts';
 
@@ -138,6 +139,16 @@ export function createAgentClient(options: { apiKey?: string; connections?: numb
       }
       const status = response.statusCode;
       if (status === 202) return { kind: 'accepted' };
+      // Deeper JSON parses, but overflows the stack of whatever walks it next (storage checks).
+      const depth = jsonTextDepth(text);
+      if (depth > MAX_JSON_DEPTH) {
+        return {
+          kind: 'error',
+          status,
+          error: `the agent's answer is JSON nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH}`,
+          details: null,
+        };
+      }
       if (status >= 200 && status < 300) return { kind: 'result', result: parseBody(text) };
       const body = parseBody(text) as
         | { error?: unknown; error_details?: unknown; detail?: unknown }
@@ -178,8 +189,9 @@ export function createAgentClient(options: { apiKey?: string; connections?: numb
       }
     },
 
-    close(): Promise<void> {
-      return dispatcher.close();
+    /** Ends every connection at once, failing the calls still open. */
+    destroy(): Promise<void> {
+      return dispatcher.destroy().catch(() => {});
     },
   };
 }

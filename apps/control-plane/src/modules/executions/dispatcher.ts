@@ -120,7 +120,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         abort.signal,
       );
       if (answer.kind === 'accepted') return noteAccepted(row.execution_id);
-      if (abort.signal.aborted) return; // it ended meanwhile (cancelled, reaped): nothing to record
+      // It ended meanwhile (cancelled, reaped), or a shutdown abandoned the call: nothing to record.
+      if (abort.signal.aborted) return;
       if (answer.kind === 'unreachable' && row.dispatch_count < MAX_DISPATCHES) {
         const at = clock.now() + backoffMs(row.dispatch_count);
         await requeue(db, [row.execution_id], new Date(at), new Date(clock.now()));
@@ -178,8 +179,10 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
     // No instance is ready now: back to the queue, tried again with backoff while the node exists.
     for (const row of waiting) {
-      const at = clock.now() + backoffMs(row.dispatch_count);
-      await requeue(db, [row.execution_id], new Date(at), now);
+      // Waits grow with each claim that found nothing routable (dispatch_count does not).
+      const waited = Math.max(1, Math.round((now.getTime() - new Date(row.created_at).getTime()) / 1000));
+      const at = clock.now() + Math.min(MAX_BACKOFF_MS, Math.max(1000, waited * 250));
+      await requeue(db, [row.execution_id], new Date(at), now, { unsent: true });
       wakeAt(at);
     }
     for (const { row, error } of gone) {
@@ -252,6 +255,13 @@ export function createDispatcher(deps: DispatcherDeps) {
       stopped = false;
       await pump();
       stopped = wasStopped;
+    },
+    /**
+     * Abandons the calls still in flight (a shutdown that waited long enough): their executions
+     * stay claimed by this replica, and are recovered once its lease has ended.
+     */
+    abandonAll(): void {
+      for (const abort of aborts.values()) abort.abort();
     },
     /** Waits for the calls in flight to return. */
     async drain(): Promise<void> {

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
+import { storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { enqueueWebhookDelivery } from '../webhooks/index.ts';
 import { completedPayload, EXECUTIONS_STREAM } from './events.ts';
@@ -59,36 +60,26 @@ export function createFinisher(deps: FinisherDeps) {
   deps.events.subscribe(SYNC_FINISHED_TOPIC, (event) => notifyLocal(String(event.execution_id)));
 
   return {
+    /**
+     * Ends an execution. An outcome the database refuses (a result it cannot store, whatever
+     * slipped past the checks) still ends it: as `failed`, saying why, rather than leaving it
+     * running with nobody left to end it.
+     */
     async finish(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
-      const now = new Date(deps.clock.now());
-      const row = await deps.db.transaction(async (trx: Knex.Transaction) => {
-        const finished = await finishExecution(trx, id, outcome, now);
-        if (!finished) return undefined;
-        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
-        if (finished.webhook) {
-          await enqueueWebhookDelivery(trx, {
-            executionId: finished.execution_id,
-            event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
-            webhook: finished.webhook,
-            payload: webhookPayload(finished),
-            now,
-          });
-        }
-        return finished;
-      });
-      if (!row) return undefined;
-      deps.eventLog.announce(EXECUTIONS_STREAM);
-      if (row.webhook) deps.wakeWebhooks();
-      deps.metrics.executionsTotal.inc({ node: row.node_id, type: row.function_type, status: row.status });
-      if (row.duration_ms !== null) deps.metrics.executionDurationSeconds.observe(row.duration_ms / 1000);
-      deps.metrics.workflowDagDepth.observe(row.depth);
-      notifyLocal(row.execution_id);
-      if (row.lane === 'sync') {
-        deps.events
-          .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
-          .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));
+      try {
+        return await finishOnce(id, outcome);
+      } catch (error) {
+        if (outcome.status === 'failed' && outcome.result === undefined && outcome.errorDetails == null)
+          throw error;
+        deps.log.warn(
+          { err: error, execution_id: id },
+          'execution outcome could not be stored; recording a failure',
+        );
+        return finishOnce(id, {
+          status: 'failed',
+          error: `the agent's ${outcome.status === 'succeeded' ? 'result' : 'report'} could not be stored: ${storableText((error as Error).message).slice(0, 500)}`,
+        });
       }
-      return row;
     },
 
     /** Calls `wake` when the execution ends, here or on another replica; returns the unsubscribe. */
@@ -105,6 +96,38 @@ export function createFinisher(deps: FinisherDeps) {
       };
     },
   };
+
+  async function finishOnce(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
+    const now = new Date(deps.clock.now());
+    const row = await deps.db.transaction(async (trx: Knex.Transaction) => {
+      const finished = await finishExecution(trx, id, outcome, now);
+      if (!finished) return undefined;
+      await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
+      if (finished.webhook) {
+        await enqueueWebhookDelivery(trx, {
+          executionId: finished.execution_id,
+          event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
+          webhook: finished.webhook,
+          payload: webhookPayload(finished),
+          now,
+        });
+      }
+      return finished;
+    });
+    if (!row) return undefined;
+    deps.eventLog.announce(EXECUTIONS_STREAM);
+    if (row.webhook) deps.wakeWebhooks();
+    deps.metrics.executionsTotal.inc({ node: row.node_id, type: row.function_type, status: row.status });
+    if (row.duration_ms !== null) deps.metrics.executionDurationSeconds.observe(row.duration_ms / 1000);
+    deps.metrics.workflowDagDepth.observe(row.depth);
+    notifyLocal(row.execution_id);
+    if (row.lane === 'sync') {
+      deps.events
+        .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
+        .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));
+    }
+    return row;
+  }
 }
 
 export type Finisher = ReturnType<typeof createFinisher>;

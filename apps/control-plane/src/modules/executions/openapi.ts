@@ -188,6 +188,10 @@ const StatusRecordSchema = z
     webhook_registered: z.boolean(),
     webhook_error: z.string().nullable().meta({ description: 'Why the submitted webhook was refused.' }),
     waiting_for: WaitingForSchema.optional().meta({ description: 'Only while `waiting`.' }),
+    result_truncated: z.literal(true).optional().meta({
+      description:
+        'Only in the list (results over 64 KiB) and batch-status (over 256 KiB): result (or error_details) was left out; GET the execution by id for it.',
+    }),
   })
   .meta({ id: 'ExecutionStatusRecord', description: 'Where one execution is, and how it ended.' });
 

@@ -2,6 +2,12 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { type ExecutionRow, type ExecutionStatus, iso, statusRecord } from './records.ts';
 import { findExecutions, listExecutions, workflowExecutions } from './repository.ts';
+import { ExecutionIdSchema } from './schemas.ts';
+
+/** Largest result a list record carries; larger ones say `result_truncated` (GET by id has it). */
+export const LIST_RESULT_BYTES = 64 * 1024;
+/** Largest result a batch-status record carries (100 ids at most: 25 MiB in all). */
+export const BATCH_RESULT_BYTES = 256 * 1024;
 
 /** The most bytes of records one list page carries (the page ends early, with a cursor). */
 export const LIST_ANSWER_BYTES = 4 * 1024 * 1024;
@@ -17,7 +23,7 @@ export function encodeCursor(row: ExecutionRow): string {
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(at ?? '');
-  if (!id || Number.isNaN(createdAt.getTime())) {
+  if (!id || !ExecutionIdSchema.safeParse(id).success || Number.isNaN(createdAt.getTime())) {
     throw new ProblemError(
       'invalid_request',
       'The cursor is not one this server handed out; start again without it.',
@@ -51,6 +57,7 @@ export function createExecutionQueries(db: Knex) {
         since: query.since,
         before: query.cursor ? decodeCursor(query.cursor) : undefined,
         limit: query.limit,
+        maxResultBytes: LIST_RESULT_BYTES,
       });
       // A page ends early once its records pass LIST_ANSWER_BYTES: results may be megabytes each.
       const page: ExecutionRow[] = [];
@@ -71,7 +78,7 @@ export function createExecutionQueries(db: Knex) {
 
     /** Records keyed by id; ids that name no execution are left out. */
     async batch(ids: string[]) {
-      const rows = await findExecutions(db, [...new Set(ids)]);
+      const rows = await findExecutions(db, [...new Set(ids)], BATCH_RESULT_BYTES);
       const found: Record<string, ReturnType<typeof statusRecord>> = {};
       for (const row of rows) found[row.execution_id] = statusRecord(row);
       return found;

@@ -3,7 +3,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { MAX_DISPATCHES } from './dispatcher.ts';
 import type { Finisher } from './finisher.ts';
-import { claimOrphans, findAbandoned, requeue } from './repository.ts';
+import { claimOrphans, findAbandoned, findSilent, requeue } from './repository.ts';
 
 export interface ReaperDeps {
   db: Knex;
@@ -14,6 +14,8 @@ export interface ReaperDeps {
   replicaId: string;
   /** How long an orphaned dispatch waits for the agent's own report before it is recovered. */
   orphanGraceMs: number;
+  /** How long an execution an agent took may go without a report before it is `timeout`; 0 = for ever. */
+  maxSilenceMs: number;
   /** Wakes the dispatchers after executions were queued again. */
   wakeDispatchers: () => void;
   intervalMs?: number;
@@ -32,6 +34,8 @@ const BATCH = 200;
  *   caller's connection went with the replica.
  * - A running execution whose instance is gone (offline, evicted, unregistered): failed, naming
  *   the agent, since nobody will ever report on it.
+ * - An execution an agent took (202) and has not reported on for `max_silence` (24 h): timeout.
+ *   Its agent is alive, but the report was lost (SDKs stop retrying callbacks after a few tries).
  */
 export function createReaper(deps: ReaperDeps) {
   const intervalMs = deps.intervalMs ?? 5_000;
@@ -86,9 +90,23 @@ export function createReaper(deps: ReaperDeps) {
     return count;
   }
 
+  async function timeOutSilent(): Promise<number> {
+    if (deps.maxSilenceMs <= 0) return 0;
+    const rows = await findSilent(deps.db, new Date(deps.clock.now() - deps.maxSilenceMs), BATCH);
+    let count = 0;
+    for (const row of rows) {
+      const hours = Math.round((deps.maxSilenceMs / 3_600_000) * 10) / 10;
+      const error = `no report from the agent ${row.node_id}@${row.routed_version} for ${hours} h after it took this execution (execution_queue.max_silence); its status callback was probably lost`;
+      if (await deps.finisher.finish(row.execution_id, { status: 'timeout', error })) count += 1;
+    }
+    if (count > 0) deps.log.warn({ count }, 'executions without a report for max_silence timed out');
+    return count;
+  }
+
   async function runOnce(): Promise<void> {
     await recoverOrphans();
     await failAbandoned();
+    await timeOutSilent();
   }
 
   return {

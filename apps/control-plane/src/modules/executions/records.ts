@@ -54,6 +54,8 @@ export interface ExecutionRow {
   completed_at: Date | string | null;
   duration_ms: number | null;
   updated_at: Date | string;
+  /** Reads of many executions leave out large results (see repository.ts) and say so here. */
+  result_truncated?: boolean;
 }
 
 export function iso(value: Date | string | null): string | null {
@@ -88,6 +90,8 @@ export function statusRecord(row: ExecutionRow) {
     routed_version: row.routed_version,
     webhook_registered: row.webhook_registered,
     webhook_error: row.webhook_error,
+    // Only in lists and batches, when the result was too large to include: read it by id.
+    ...(row.result_truncated ? { result_truncated: true } : {}),
   };
 }
 export type StatusRecord = ReturnType<typeof statusRecord>;

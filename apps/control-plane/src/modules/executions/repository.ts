@@ -54,8 +54,47 @@ export async function findExecution(db: Executor, id: string): Promise<Execution
   return (await db<ExecutionRow>(TABLE).where({ execution_id: id }).first()) as ExecutionRow | undefined;
 }
 
-export async function findExecutions(db: Executor, ids: string[]): Promise<ExecutionRow[]> {
-  return (await db<ExecutionRow>(TABLE).whereIn('execution_id', ids)) as ExecutionRow[];
+/** Every column a status record shows, without the input (records never show it). */
+const RECORD_COLUMNS = [
+  'execution_id',
+  'run_id',
+  'workflow_id',
+  'parent_execution_id',
+  'target',
+  'node_id',
+  'function_type',
+  'status',
+  'error',
+  'progress',
+  'routed_version',
+  'webhook_registered',
+  'webhook_error',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'duration_ms',
+];
+
+/**
+ * Record columns for reads of many executions at once, where a result or error detail larger
+ * than `maxBytes` is left out (and flagged): one answer must not carry gigabytes of results.
+ */
+function cappedRecordColumns(db: Executor, maxBytes: number) {
+  return [
+    ...RECORD_COLUMNS,
+    db.raw('case when octet_length(result::text) > ? then null else result end as result', [maxBytes]),
+    db.raw('coalesce(octet_length(result::text) > ?, false) as result_truncated', [maxBytes]),
+    db.raw('case when octet_length(error_details::text) > ? then null else error_details end as error_details', [
+      maxBytes,
+    ]),
+  ];
+}
+
+/** Records of several executions; results over `maxBytes` are left out (see cappedRecordColumns). */
+export async function findExecutions(db: Executor, ids: string[], maxBytes: number): Promise<ExecutionRow[]> {
+  return (await db(TABLE)
+    .select(cappedRecordColumns(db, maxBytes))
+    .whereIn('execution_id', ids)) as ExecutionRow[];
 }
 
 /** The parent of a child call, for its workflow and depth. */
@@ -108,13 +147,28 @@ export async function claimQueued(
   return result.rows as ExecutionRow[];
 }
 
-/** Puts claimed executions back in the queue, not to be dispatched before `availableAt`. */
-export async function requeue(db: Executor, ids: string[], availableAt: Date, now: Date): Promise<void> {
+/**
+ * Puts claimed executions back in the queue, not to be dispatched before `availableAt`. With
+ * `unsent`, the claim did not count as a dispatch (nothing was routable, nothing was sent).
+ */
+export async function requeue(
+  db: Executor,
+  ids: string[],
+  availableAt: Date,
+  now: Date,
+  options: { unsent?: boolean } = {},
+): Promise<void> {
   if (ids.length === 0) return;
   await db(TABLE)
     .whereIn('execution_id', ids)
     .where({ status: 'running' })
-    .update({ status: 'queued', available_at: availableAt, dispatched_by: null, updated_at: now });
+    .update({
+      status: 'queued',
+      available_at: availableAt,
+      dispatched_by: null,
+      updated_at: now,
+      ...(options.unsent ? { dispatch_count: db.raw('greatest(0, dispatch_count - 1)') } : {}),
+    });
 }
 
 /** Records the instance each dispatched execution goes to; the execution starts now. */
@@ -143,11 +197,17 @@ export async function markAccepted(db: Executor, ids: string[], now: Date): Prom
     .update({ accepted_at: now });
 }
 
-export async function recordProgress(db: Executor, id: string, progress: number, now: Date): Promise<void> {
+/** A `running` report: its progress when it has one, and a sign of life either way (see findSilent). */
+export async function recordProgress(
+  db: Executor,
+  id: string,
+  progress: number | undefined,
+  now: Date,
+): Promise<void> {
   await db(TABLE)
     .where({ execution_id: id })
     .whereIn('status', ['running', 'queued'])
-    .update({ progress, updated_at: now });
+    .update(progress === undefined ? { updated_at: now } : { progress, updated_at: now });
 }
 
 /** The terminal outcome of an execution. */
@@ -247,6 +307,21 @@ export async function findAbandoned(
   return result.rows;
 }
 
+/**
+ * Executions an agent took (202) and has not reported on since `before` (no progress, no
+ * outcome): the agent's status callback was lost, for example while the control plane was down
+ * longer than the SDK kept retrying.
+ */
+export async function findSilent(db: Executor, before: Date, limit: number): Promise<ExecutionRow[]> {
+  return (await db<ExecutionRow>(TABLE)
+    .where({ status: 'running' })
+    .whereNotNull('accepted_at')
+    .where('accepted_at', '<', before)
+    .where('updated_at', '<', before)
+    .orderBy('updated_at')
+    .limit(limit)) as ExecutionRow[];
+}
+
 export interface ListFilter {
   status?: ExecutionStatus;
   target?: string;
@@ -256,11 +331,13 @@ export interface ListFilter {
   /** Keyset position: rows strictly older than (createdAt, id). */
   before?: { createdAt: Date; id: string };
   limit: number;
+  /** Results and error details larger than this are left out of the page. */
+  maxResultBytes: number;
 }
 
 /** Newest first; `limit + 1` rows are read so the caller knows whether there is a next page. */
 export async function listExecutions(db: Executor, filter: ListFilter): Promise<ExecutionRow[]> {
-  const query = db<ExecutionRow>(TABLE).select('*');
+  const query = db(TABLE).select(cappedRecordColumns(db, filter.maxResultBytes));
   if (filter.status) query.where('status', filter.status);
   if (filter.target) query.where('target', filter.target);
   if (filter.workflowId) query.where('workflow_id', filter.workflowId);

@@ -25,6 +25,15 @@ const REPORT_LIMIT = MAX_RESULT_BYTES + 64 * 1024;
 const LOGS_LIMIT = 1024 * 1024;
 const BATCH_LIMIT = 256 * 1024;
 
+/**
+ * A version as an X-Routed-Version value. Versions are free text (registration takes any), but a
+ * header carries visible ASCII only: anything else is percent-encoded rather than failing the
+ * answer after the work has run.
+ */
+function versionHeader(version: string): string {
+  return /^[\x20-\x7e]*$/.test(version) ? version : encodeURIComponent(version);
+}
+
 /** The execution id of the path; one that could never exist answers 404 without a query. */
 function executionIdOf(ctx: Context): string {
   const id = String(ctx.params.id);
@@ -54,7 +63,7 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
     );
     ctx.status = 202;
     ctx.set('Location', `/api/v1/executions/${row.execution_id}`);
-    ctx.set('X-Routed-Version', version);
+    ctx.set('X-Routed-Version', versionHeader(version));
     ctx.body = acknowledgement(row);
   });
 
@@ -72,7 +81,7 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
     }
     const context = readCallerContext((name) => ctx.get(name));
     const { row, version } = await service.executeSync(String(ctx.params.target), body.input, context);
-    ctx.set('X-Routed-Version', version);
+    ctx.set('X-Routed-Version', versionHeader(version));
     ctx.set('X-Execution-ID', row.execution_id);
     ctx.body = syncResult(row);
   });

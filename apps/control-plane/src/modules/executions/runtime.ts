@@ -72,6 +72,7 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     finisher,
     replicaId: deps.replicaId,
     orphanGraceMs: deps.settings.orphanGraceMs,
+    maxSilenceMs: deps.settings.maxSilenceMs,
     wakeDispatchers: () => dispatcher.wake(),
   });
   const service = createExecutionService({
@@ -108,7 +109,10 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
         dispatcher.drain(),
         new Promise((resolve) => setTimeout(resolve, graceMs).unref()),
       ]);
-      await agents.close().catch(() => {});
+      // An agent may hold a call for hours (the async lane has no time limit): whatever is still
+      // open now is abandoned, not waited for, or the process would never exit.
+      dispatcher.abandonAll();
+      await agents.destroy();
     },
   };
 }

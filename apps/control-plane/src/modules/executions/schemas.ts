@@ -1,8 +1,16 @@
 import { z } from 'zod';
 import { EXECUTION_STATUSES } from './records.ts';
 
-/** Executions are keyed by unguessable ids; anything longer than this names none. */
-export const ExecutionIdSchema = z.string().min(1).max(200);
+/** Visible ASCII (and spaces): what context headers can carry, and nothing the database refuses. */
+const PRINTABLE = /^[\x20-\x7e]+$/;
+const printable = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, 'use printable ASCII characters');
+
+/** Executions are keyed by unguessable ids; anything longer, or not visible ASCII, names none. */
+export const ExecutionIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[\x21-\x7e]+$/, 'not an execution id');
 
 /** A JSON object passed through as parsed (zod's record would drop a `__proto__` key). */
 const JsonObject = z
@@ -57,9 +65,9 @@ export const BatchStatusSchema = z.object({
 
 export const ListQuerySchema = z.object({
   status: z.enum(EXECUTION_STATUSES).optional(),
-  target: z.string().min(1).max(500).optional(),
-  workflow_id: z.string().min(1).max(256).optional(),
-  node_id: z.string().min(1).max(200).optional(),
+  target: printable(500).optional(),
+  workflow_id: printable(256).optional(),
+  node_id: printable(200).optional(),
   since: z.iso
     .datetime({ offset: true })
     .optional()
@@ -73,5 +81,5 @@ export const LogsQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(500),
 });
 
-export const WorkflowIdSchema = z.string().min(1).max(256);
+export const WorkflowIdSchema = printable(256);
 export const WorkflowPathSchema = z.object({ workflow_id: WorkflowIdSchema });

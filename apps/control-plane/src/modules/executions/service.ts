@@ -2,7 +2,7 @@ import { newId, ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
-import { findUnstorable } from '../../platform/json-storable.ts';
+import { findUnstorable, storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
 import type { AgentAnswer, AgentClient, CallContext } from './agent-client.ts';
@@ -28,6 +28,7 @@ export interface ExecutionQueueSettings {
   queueSize: number;
   dispatchConcurrency: number;
   orphanGraceMs: number;
+  maxSilenceMs: number;
 }
 
 export interface ExecutionServiceDeps {
@@ -72,10 +73,14 @@ export function outcomeOf(answer: Exclude<AgentAnswer, { kind: 'accepted' }>): O
     case 'result':
       return storableOrFailure(answer.result, 'result') ?? { status: 'succeeded', result: answer.result };
     case 'error':
-      return { status: 'failed', error: answer.error, errorDetails: answer.details };
+      return {
+        status: 'failed',
+        error: storableText(answer.error),
+        errorDetails: findUnstorable(answer.details) ? null : answer.details,
+      };
     case 'unreachable':
     case 'lost':
-      return { status: 'failed', error: answer.error };
+      return { status: 'failed', error: storableText(answer.error) };
   }
 }
 
@@ -299,8 +304,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       const current = await findExecution(db, id);
       if (!current) throw notFound(id);
       if (report.status === 'running') {
-        if (typeof report.progress === 'number')
-          await recordProgress(db, id, report.progress, new Date(clock.now()));
+        await recordProgress(db, id, report.progress ?? undefined, new Date(clock.now()));
       } else {
         const outcome: Outcome =
           report.status === 'succeeded'
@@ -311,7 +315,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
             : {
                 status: report.status,
                 error:
-                  report.error ??
+                  (report.error && storableText(report.error)) ??
                   (report.status === 'cancelled' ? 'cancelled by the agent' : 'the agent reported a failure'),
                 errorDetails: storableOrFailure(report.error_details, 'error_details')
                   ? null

@@ -39,4 +39,13 @@ export const executionQueueSettings = {
     meaning:
       'After a replica stops, how long an execution it had sent but the agent had not acknowledged waits for the agent to report before it is sent again; set it above your longest function.',
   }),
+  maxSilenceMs: setting({
+    key: 'execution_queue.max_silence',
+    env: 'SWITCHYARD_EXECUTION_QUEUE_MAX_SILENCE',
+    schema: durationSetting({ min: 0 }),
+    default: '24h',
+    fromDatabase: true,
+    meaning:
+      'An execution an agent took (202) with no report from it for this long becomes timeout (its callback was lost); progress reports reset it; 0 disables.',
+  }),
 };
