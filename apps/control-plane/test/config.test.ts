@@ -82,6 +82,7 @@ describe('loadConfig defaults', () => {
         queueSize: 10_000,
         dispatchConcurrency: 64,
         orphanGraceMs: 120_000,
+        maxSilenceMs: 86_400_000,
         webhookMaxAttempts: 3,
         webhookInitialBackoffMs: 1_000,
         webhookMaxBackoffMs: 5_000,
@@ -136,6 +137,7 @@ execution_queue:
   queue_size: 50
   dispatch_concurrency: 8
   orphan_grace: 30s
+  max_silence: 0
   webhook_max_attempts: 5
   webhook_initial_backoff: 500ms
   webhook_max_backoff: 30s
@@ -176,6 +178,7 @@ connector:
       queueSize: 50,
       dispatchConcurrency: 8,
       orphanGraceMs: 30_000,
+      maxSilenceMs: 0,
       webhookMaxAttempts: 5,
       webhookInitialBackoffMs: 500,
       webhookMaxBackoffMs: 30_000,
