@@ -12,6 +12,25 @@ export interface CallContext {
   actorId: string | null;
 }
 
+/** The context headers of one execution, from its row. */
+export function callContextOf(row: {
+  execution_id: string;
+  run_id: string;
+  workflow_id: string;
+  parent_execution_id: string | null;
+  session_id: string | null;
+  actor_id: string | null;
+}): CallContext {
+  return {
+    executionId: row.execution_id,
+    runId: row.run_id,
+    workflowId: row.workflow_id,
+    parentExecutionId: row.parent_execution_id,
+    sessionId: row.session_id,
+    actorId: row.actor_id,
+  };
+}
+
 /** What became of one call to an agent's function. */
 export type AgentAnswer =
   /** 200 (or another 2xx but 202): the body is the result. */

@@ -4,7 +4,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import { appendEvents, type EventLog } from '../../platform/events/event-log.ts';
 import type { Logger } from '../../platform/logger.ts';
-import type { AgentClient } from './agent-client.ts';
+import { type AgentClient, callContextOf } from './agent-client.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
 import type { ExecutionRow } from './records.ts';
@@ -109,14 +109,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         chosen.target.type,
         chosen.target.functionName,
         row.input,
-        {
-          executionId: row.execution_id,
-          runId: row.run_id,
-          workflowId: row.workflow_id,
-          parentExecutionId: row.parent_execution_id,
-          sessionId: row.session_id,
-          actorId: row.actor_id,
-        },
+        callContextOf(row),
         abort.signal,
       );
       if (answer.kind === 'accepted') return noteAccepted(row.execution_id);

@@ -6,31 +6,30 @@ const TABLE = 'executions';
 const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'waiting'];
 
 /** The columns a new execution is written with (both lanes). */
-export interface NewExecution {
-  execution_id: string;
-  run_id: string;
-  workflow_id: string;
-  parent_execution_id: string | null;
-  session_id: string | null;
-  actor_id: string | null;
-  caller_node_id: string | null;
-  target: string;
-  node_id: string;
-  function_name: string;
-  function_type: 'reasoner' | 'skill';
-  lane: 'sync' | 'async';
-  status: 'queued' | 'running';
-  input: unknown;
-  routed_version: string | null;
-  agent_base_url: string | null;
-  webhook: unknown;
-  webhook_registered: boolean;
-  webhook_error: string | null;
-  depth: number;
-  dispatched_by: string | null;
-  dispatch_count: number;
-  now: Date;
-}
+export type NewExecution = Pick<
+  ExecutionRow,
+  | 'execution_id'
+  | 'run_id'
+  | 'workflow_id'
+  | 'parent_execution_id'
+  | 'session_id'
+  | 'actor_id'
+  | 'caller_node_id'
+  | 'target'
+  | 'node_id'
+  | 'function_name'
+  | 'function_type'
+  | 'lane'
+  | 'input'
+  | 'routed_version'
+  | 'agent_base_url'
+  | 'webhook'
+  | 'webhook_registered'
+  | 'webhook_error'
+  | 'depth'
+  | 'dispatched_by'
+  | 'dispatch_count'
+> & { status: 'queued' | 'running'; now: Date };
 
 function columns(row: NewExecution) {
   const { now, input, webhook, ...rest } = row;
@@ -84,9 +83,10 @@ function cappedRecordColumns(db: Executor, maxBytes: number) {
     ...RECORD_COLUMNS,
     db.raw('case when octet_length(result::text) > ? then null else result end as result', [maxBytes]),
     db.raw('coalesce(octet_length(result::text) > ?, false) as result_truncated', [maxBytes]),
-    db.raw('case when octet_length(error_details::text) > ? then null else error_details end as error_details', [
-      maxBytes,
-    ]),
+    db.raw(
+      'case when octet_length(error_details::text) > ? then null else error_details end as error_details',
+      [maxBytes],
+    ),
   ];
 }
 

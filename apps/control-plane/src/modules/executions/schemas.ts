@@ -3,7 +3,8 @@ import { EXECUTION_STATUSES } from './records.ts';
 
 /** Visible ASCII (and spaces): what context headers can carry, and nothing the database refuses. */
 const PRINTABLE = /^[\x20-\x7e]+$/;
-const printable = (max: number) => z.string().min(1).max(max).regex(PRINTABLE, 'use printable ASCII characters');
+const printable = (max: number) =>
+  z.string().min(1).max(max).regex(PRINTABLE, 'use printable ASCII characters');
 
 /** Executions are keyed by unguessable ids; anything longer, or not visible ASCII, names none. */
 export const ExecutionIdSchema = z

@@ -5,7 +5,7 @@ import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
 import { findUnstorable, storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
-import type { AgentAnswer, AgentClient, CallContext } from './agent-client.ts';
+import { type AgentAnswer, type AgentClient, callContextOf } from './agent-client.ts';
 import type { CallerContext } from './context.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
@@ -124,17 +124,6 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
     };
   }
 
-  function callContext(row: ExecutionRow): CallContext {
-    return {
-      executionId: row.execution_id,
-      runId: row.run_id,
-      workflowId: row.workflow_id,
-      parentExecutionId: row.parent_execution_id,
-      sessionId: row.session_id,
-      actorId: row.actor_id,
-    };
-  }
-
   function refuseUnstorableInput(input: unknown): void {
     const path = findUnstorable(input);
     if (!path) return;
@@ -211,7 +200,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
             route.target.type,
             route.target.functionName,
             input,
-            callContext(row),
+            callContextOf(row),
             AbortSignal.any([deadline, abandon.signal]),
           ),
           ended.then(() => undefined),

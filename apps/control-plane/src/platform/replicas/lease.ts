@@ -55,7 +55,8 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
     renew,
     /** Takes the lease and keeps renewing it until stop(). */
     async start(): Promise<void> {
-      await options.db(TABLE)
+      await options
+        .db(TABLE)
         .where('lease_expires_at', '<', new Date(clock.now() - FORGET_AFTER_MS))
         .delete();
       await renew();
@@ -68,7 +69,8 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
     async stop(): Promise<void> {
       clearInterval(timer);
       timer = undefined;
-      await options.db(TABLE)
+      await options
+        .db(TABLE)
         .where({ replica_id: id })
         .update({ lease_expires_at: new Date(clock.now()) });
     },
@@ -83,5 +85,8 @@ export type ReplicaLease = ReturnType<typeof createReplicaLease>;
  * and recovery need not wait for its lease to run out.
  */
 export async function expireOtherReplicas(db: Knex, self: string, now: Date): Promise<void> {
-  await db(TABLE).whereNot({ replica_id: self }).where('lease_expires_at', '>', now).update({ lease_expires_at: now });
+  await db(TABLE)
+    .whereNot({ replica_id: self })
+    .where('lease_expires_at', '>', now)
+    .update({ lease_expires_at: now });
 }
