@@ -272,7 +272,11 @@ describe('metrics registry', () => {
     const b = createMetricsRegistry();
     createApp({ db: handle.db, metrics: a, log: silentLogger() });
     createApp({ db: handle.db, metrics: b, log: silentLogger() });
-    (a.getSingleMetric('service_executions_total') as Counter).inc({ node: 'n', type: 'skill', status: 'failed' });
+    (a.getSingleMetric('service_executions_total') as Counter).inc({
+      node: 'n',
+      type: 'skill',
+      status: 'failed',
+    });
     expect(seriesOf(parseExposition(await b.metrics()), 'service_executions_total')).toEqual([]);
   });
 });
