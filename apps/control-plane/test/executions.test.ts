@@ -5,6 +5,7 @@
  * (woken by submissions); the reaper is driven by the test with the control plane's clock.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { completedPayload, EXECUTIONS_STREAM } from '../src/modules/executions/events.ts';
 import { call, startTestControlPlane, type TestControlPlane, uniqueNodeId } from './helpers/control-plane.ts';
 import {
   type ExecutionAgent,
@@ -566,6 +567,25 @@ describe('reaper', () => {
     await cp.parts.executions.reaper.runOnce();
     expect((await recordWhen(second.body.execution_id, ended)).status).toBe('succeeded');
     expect(agent.receivedCount(second.body.execution_id)).toBe(2);
+  });
+});
+
+describe('events', () => {
+  it('writes execution.completed with the payload events.ts defines, on the one-statement path too', async () => {
+    const agent = await agentWith({ ok: { kind: 'answer' }, broken: { kind: 'error', error: 'nope' } });
+    for (const fn of ['ok', 'broken']) {
+      const run = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.${fn}`, { input: {} });
+      const id = run.body.execution_id;
+      const row = await cp.handle.db('executions').where({ execution_id: id }).first();
+      const logged = await cp.handle
+        .db('event_log')
+        .where({ stream: EXECUTIONS_STREAM })
+        .whereRaw("payload->>'execution_id' = ?", [id])
+        .orderBy('id');
+      expect(logged.map((e: any) => e.event)).toEqual(['execution.started', 'execution.completed']);
+      const completed = logged[1].payload;
+      expect(completed).toEqual(completedPayload(row, new Date(completed.timestamp)));
+    }
   });
 });
 

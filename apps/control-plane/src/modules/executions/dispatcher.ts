@@ -149,25 +149,17 @@ export function createDispatcher(deps: DispatcherDeps) {
       else gone.push({ row, error: chosen });
     }
     if (routed.length > 0) {
-      await db.transaction(async (trx: Knex.Transaction) => {
-        await recordRoutes(
-          trx,
-          routed.map(({ row, route }) => ({
-            id: row.execution_id,
-            version: route.instance.version,
-            baseUrl: route.instance.baseUrl,
-          })),
-          now,
-        );
-        await appendEvents(
-          trx,
-          routed.map(({ row }) => ({
-            stream: EXECUTIONS_STREAM,
-            event: 'execution.started',
-            payload: startedPayload(row, now),
-          })),
-        );
-      });
+      await recordRoutes(
+        db,
+        routed.map(({ row, route }) => ({
+          id: row.execution_id,
+          version: route.instance.version,
+          baseUrl: route.instance.baseUrl,
+          event: startedPayload(row, now),
+        })),
+        EXECUTIONS_STREAM,
+        now,
+      );
       deps.eventLog.announce(EXECUTIONS_STREAM);
     }
     // No instance is ready now: back to the queue, tried again with backoff while the node exists.

@@ -8,7 +8,7 @@ import { enqueueWebhookDelivery } from '../webhooks/index.ts';
 import { completedPayload, EXECUTIONS_STREAM } from './events.ts';
 import type { ExecutionMetrics } from './metrics.ts';
 import type { ExecutionRow } from './records.ts';
-import { finishExecution, type Outcome } from './repository.ts';
+import { finishExecution, finishWithoutWebhook, type Outcome } from './repository.ts';
 
 /** Bus topic telling every replica that a synchronous call's execution ended (its caller may wait elsewhere). */
 export const SYNC_FINISHED_TOPIC = 'execution_finished';
@@ -99,21 +99,26 @@ export function createFinisher(deps: FinisherDeps) {
 
   async function finishOnce(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
     const now = new Date(deps.clock.now());
-    const row = await deps.db.transaction(async (trx: Knex.Transaction) => {
-      const finished = await finishExecution(trx, id, outcome, now);
-      if (!finished) return undefined;
-      await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
-      if (finished.webhook) {
-        await enqueueWebhookDelivery(trx, {
-          executionId: finished.execution_id,
-          event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
-          webhook: finished.webhook,
-          payload: webhookPayload(finished),
-          now,
-        });
-      }
-      return finished;
-    });
+    // Most executions have no webhook: their end and its event are one statement. The others
+    // (and an execution that had already ended, which this finds nothing to do for) go through
+    // the transaction that also writes the delivery.
+    const row =
+      (await finishWithoutWebhook(deps.db, id, outcome, EXECUTIONS_STREAM, now)) ??
+      (await deps.db.transaction(async (trx: Knex.Transaction) => {
+        const finished = await finishExecution(trx, id, outcome, now);
+        if (!finished) return undefined;
+        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
+        if (finished.webhook) {
+          await enqueueWebhookDelivery(trx, {
+            executionId: finished.execution_id,
+            event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
+            webhook: finished.webhook,
+            payload: webhookPayload(finished),
+            now,
+          });
+        }
+        return finished;
+      }));
     if (!row) return undefined;
     deps.eventLog.announce(EXECUTIONS_STREAM);
     if (row.webhook) deps.wakeWebhooks();

@@ -44,9 +44,25 @@ function columns(row: NewExecution) {
   };
 }
 
-export async function insertExecution(db: Executor, row: NewExecution): Promise<ExecutionRow> {
-  const [inserted] = await db(TABLE).insert(columns(row)).returning('*');
-  return inserted as ExecutionRow;
+/**
+ * Writes a new execution; with `event`, appends that event to the event log in the same
+ * statement (one round trip instead of a four-statement transaction, on every sync call).
+ */
+export async function insertExecution(
+  db: Executor,
+  row: NewExecution,
+  event?: { stream: string; name: string; payload: object },
+): Promise<ExecutionRow> {
+  const insert = db(TABLE).insert(columns(row)).returning('*');
+  if (!event) return ((await insert) as ExecutionRow[])[0] as ExecutionRow;
+  const { sql, bindings } = insert.toSQL();
+  const result = await db.raw(
+    `with inserted as (${sql})
+     , logged as (insert into event_log (stream, event, payload) select ?, ?, ?::jsonb from inserted)
+     select * from inserted`,
+    [...bindings, event.stream, event.name, JSON.stringify(event.payload)] as Knex.RawBinding[],
+  );
+  return result.rows[0] as ExecutionRow;
 }
 
 export async function findExecution(db: Executor, id: string): Promise<ExecutionRow | undefined> {
@@ -171,19 +187,33 @@ export async function requeue(
     });
 }
 
-/** Records the instance each dispatched execution goes to; the execution starts now. */
+/**
+ * Records the instance each dispatched execution goes to (the execution starts now) and appends
+ * its `execution.started` event, in one statement for the whole batch.
+ */
 export async function recordRoutes(
   db: Executor,
-  routes: Array<{ id: string; version: string; baseUrl: string }>,
+  routes: Array<{ id: string; version: string; baseUrl: string; event: object }>,
+  stream: string,
   now: Date,
 ): Promise<void> {
   if (routes.length === 0) return;
   await db.raw(
-    `update executions e
-        set routed_version = r.version, agent_base_url = r.base_url, started_at = coalesce(e.started_at, ?)
-       from jsonb_to_recordset(?::jsonb) as r(id text, version text, base_url text)
-      where e.execution_id = r.id`,
-    [now, JSON.stringify(routes.map((r) => ({ id: r.id, version: r.version, base_url: r.baseUrl })))],
+    `with routed as (
+       update executions e
+          set routed_version = r.version, agent_base_url = r.base_url, started_at = coalesce(e.started_at, ?)
+         from jsonb_to_recordset(?::jsonb) as r(id text, version text, base_url text, event jsonb, n int)
+        where e.execution_id = r.id
+        returning r.event, r.n)
+     insert into event_log (stream, event, payload)
+     select ?, 'execution.started', event from routed order by n`,
+    [
+      now,
+      JSON.stringify(
+        routes.map((r, n) => ({ id: r.id, version: r.version, base_url: r.baseUrl, event: r.event, n })),
+      ),
+      stream,
+    ],
   );
 }
 
@@ -197,17 +227,22 @@ export async function markAccepted(db: Executor, ids: string[], now: Date): Prom
     .update({ accepted_at: now });
 }
 
-/** A `running` report: its progress when it has one, and a sign of life either way (see findSilent). */
+/**
+ * A `running` report: its progress when it has one, and a sign of life either way (see
+ * findSilent). Returns the row, or undefined when the execution is not active (or unknown).
+ */
 export async function recordProgress(
   db: Executor,
   id: string,
   progress: number | undefined,
   now: Date,
-): Promise<void> {
-  await db(TABLE)
+): Promise<ExecutionRow | undefined> {
+  const [row] = await db(TABLE)
     .where({ execution_id: id })
     .whereIn('status', ['running', 'queued'])
-    .update(progress === undefined ? { updated_at: now } : { progress, updated_at: now });
+    .update(progress === undefined ? { updated_at: now } : { progress, updated_at: now })
+    .returning('*');
+  return row as ExecutionRow | undefined;
 }
 
 /** The terminal outcome of an execution. */
@@ -216,6 +251,26 @@ export interface Outcome {
   result?: unknown;
   error?: string | null;
   errorDetails?: unknown;
+}
+
+const FINISH_SET = `set status = ?, result = ?::jsonb, error = ?, error_details = ?::jsonb,
+            completed_at = ?, updated_at = ?,
+            duration_ms = greatest(0, extract(epoch from (?::timestamptz - coalesce(started_at, created_at))) * 1000),
+            progress = case when ? = 'succeeded' then 100 else progress end`;
+
+function finishBindings(outcome: Outcome, now: Date) {
+  return [
+    outcome.status,
+    outcome.result === undefined ? null : JSON.stringify(outcome.result),
+    outcome.error ?? null,
+    outcome.errorDetails === undefined || outcome.errorDetails === null
+      ? null
+      : JSON.stringify(outcome.errorDetails),
+    now,
+    now,
+    now,
+    outcome.status,
+  ];
 }
 
 /**
@@ -230,26 +285,45 @@ export async function finishExecution(
   now: Date,
 ): Promise<ExecutionRow | undefined> {
   const result = await db.raw(
-    `update executions
-        set status = ?, result = ?::jsonb, error = ?, error_details = ?::jsonb,
-            completed_at = ?, updated_at = ?,
-            duration_ms = greatest(0, extract(epoch from (?::timestamptz - coalesce(started_at, created_at))) * 1000),
-            progress = case when ? = 'succeeded' then 100 else progress end
+    `update executions ${FINISH_SET}
       where execution_id = ? and status in ('queued', 'running', 'waiting')
       returning *`,
-    [
-      outcome.status,
-      outcome.result === undefined ? null : JSON.stringify(outcome.result),
-      outcome.error ?? null,
-      outcome.errorDetails === undefined || outcome.errorDetails === null
-        ? null
-        : JSON.stringify(outcome.errorDetails),
-      now,
-      now,
-      now,
-      outcome.status,
-      id,
-    ],
+    [...finishBindings(outcome, now), id],
+  );
+  return result.rows[0] as ExecutionRow | undefined;
+}
+
+/**
+ * finishExecution and its `execution.completed` event in one statement, for executions without
+ * a webhook (the common case, on the hot path of every result): one round trip instead of a
+ * four-statement transaction. The payload is the one events.ts `completedPayload` builds, built
+ * here in SQL because it needs the duration the update computes; test/execution-events.test.ts
+ * holds the two to the same shape. Undefined when the execution had ended, does not exist, or
+ * has a webhook (the caller then finishes it in a transaction with the webhook delivery).
+ */
+export async function finishWithoutWebhook(
+  db: Executor,
+  id: string,
+  outcome: Outcome,
+  stream: string,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
+  const result = await db.raw(
+    `with done as (
+       update executions ${FINISH_SET}
+        where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
+        returning *)
+     , logged as (
+       insert into event_log (stream, event, payload)
+       select ?, 'execution.completed',
+              jsonb_build_object('execution_id', execution_id, 'target', target, 'workflow_id', workflow_id,
+                                 'run_id', run_id, 'timestamp', ?::text, 'status', status,
+                                 'duration_ms', round(duration_ms)::bigint)
+              || case when status <> 'succeeded' and error is not null
+                      then jsonb_build_object('error_message', error) else '{}'::jsonb end
+         from done)
+     select * from done`,
+    [...finishBindings(outcome, now), id, stream, now.toISOString()],
   );
   return result.rows[0] as ExecutionRow | undefined;
 }

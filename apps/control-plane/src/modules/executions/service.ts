@@ -159,27 +159,29 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       // Read before the transaction: the embedded database has one connection, which the
       // transaction holds until it ends.
       const ids = await identity(context);
-      const row = await db.transaction(async (trx: Knex.Transaction) => {
-        const inserted = await insertExecution(trx, {
-          ...ids,
-          target: route.target.text,
-          node_id: route.target.nodeId,
-          function_name: route.target.functionName,
-          function_type: route.target.type,
-          lane: 'sync',
-          status: 'running',
-          input,
-          routed_version: route.instance.version,
-          agent_base_url: route.instance.baseUrl,
-          webhook: null,
-          webhook_registered: false,
-          webhook_error: null,
-          dispatched_by: deps.replicaId,
-          dispatch_count: 1,
-          now,
-        });
-        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.started', startedPayload(inserted, now));
-        return inserted;
+      const values = {
+        ...ids,
+        target: route.target.text,
+        node_id: route.target.nodeId,
+        function_name: route.target.functionName,
+        function_type: route.target.type,
+        lane: 'sync' as const,
+        status: 'running' as const,
+        input,
+        routed_version: route.instance.version,
+        agent_base_url: route.instance.baseUrl,
+        webhook: null,
+        webhook_registered: false,
+        webhook_error: null,
+        dispatched_by: deps.replicaId,
+        dispatch_count: 1,
+        now,
+      };
+      // The execution and its `execution.started` event, in one statement.
+      const row = await insertExecution(db, values, {
+        stream: EXECUTIONS_STREAM,
+        name: 'execution.started',
+        payload: startedPayload({ ...values, error: null, duration_ms: null }, now),
       });
       deps.eventLog.announce(EXECUTIONS_STREAM);
 
@@ -290,10 +292,9 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
      * retry callbacks), and answer its current record.
      */
     async report(id: string, report: StatusReport): Promise<ExecutionRow> {
-      const current = await findExecution(db, id);
-      if (!current) throw notFound(id);
+      let row: ExecutionRow | undefined;
       if (report.status === 'running') {
-        await recordProgress(db, id, report.progress ?? undefined, new Date(clock.now()));
+        row = await recordProgress(db, id, report.progress ?? undefined, new Date(clock.now()));
       } else {
         const outcome: Outcome =
           report.status === 'succeeded'
@@ -310,9 +311,12 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
                   ? null
                   : report.error_details,
               };
-        await finisher.finish(id, outcome);
+        row = await finisher.finish(id, outcome);
       }
-      return (await findExecution(db, id)) as ExecutionRow;
+      // Nothing changed: the execution had already ended (its record is the answer), or is unknown.
+      row ??= await findExecution(db, id);
+      if (!row) throw notFound(id);
+      return row;
     },
 
     /**
