@@ -20,6 +20,8 @@ export const QUEUE_TOPIC = 'execution_queue';
 export const MAX_DISPATCHES = 5;
 /** Longest wait before a queued execution whose node has nothing routable is tried again. */
 const MAX_BACKOFF_MS = 30_000;
+/** Least time between two cross-replica wake-ups of the dispatchers. */
+const HINT_INTERVAL_MS = 5;
 /** Safety net for a lost wake-up (the bus drops messages while reconnecting); not the hot path. */
 const SAFETY_POLL_MS = 5_000;
 
@@ -220,12 +222,14 @@ export function createDispatcher(deps: DispatcherDeps) {
     /** Wakes this replica's pump now and, through the bus, every other replica's (coalesced). */
     wake(): void {
       wake();
+      // One NOTIFY per HINT_INTERVAL_MS at most, however many submissions arrive: replicas
+      // claim in batches, so a burst needs one wake-up, not one per execution.
       if (hintPending) return;
       hintPending = true;
-      setImmediate(() => {
+      setTimeout(() => {
         hintPending = false;
         deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
-      });
+      }, HINT_INTERVAL_MS).unref();
     },
     start(): void {
       stopped = false;

@@ -41,6 +41,8 @@ export interface FinisherDeps {
   log: Logger;
   /** Wakes the webhook workers after a delivery was written. */
   wakeWebhooks: () => void;
+  /** This replica's id: sync calls it took are waited for here. */
+  replicaId: string;
 }
 
 /**
@@ -126,7 +128,9 @@ export function createFinisher(deps: FinisherDeps) {
     if (row.duration_ms !== null) deps.metrics.executionDurationSeconds.observe(row.duration_ms / 1000);
     deps.metrics.workflowDagDepth.observe(row.depth);
     notifyLocal(row.execution_id);
-    if (row.lane === 'sync') {
+    // The caller of a sync call waits on the replica that took it (dispatched_by): when that is
+    // this one, the local wake-up above was enough and no NOTIFY is spent on it.
+    if (row.lane === 'sync' && row.dispatched_by !== deps.replicaId) {
       deps.events
         .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
         .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));

@@ -52,6 +52,7 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     metrics: deps.metrics,
     log,
     wakeWebhooks: deps.wakeWebhooks,
+    replicaId: deps.replicaId,
   });
   const dispatcher = createDispatcher({
     db,
