@@ -2,7 +2,7 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
-import { appendEvents, type EventLog } from '../../platform/events/event-log.ts';
+import type { EventLog } from '../../platform/events/event-log.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { type AgentClient, callContextOf } from './agent-client.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';

@@ -1,7 +1,7 @@
 import { newId, ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
-import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
+import type { EventLog } from '../../platform/events/event-log.ts';
 import { findUnstorable, storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
