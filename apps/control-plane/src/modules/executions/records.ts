@@ -34,6 +34,7 @@ export interface ExecutionRow {
   function_type: 'reasoner' | 'skill';
   lane: 'sync' | 'async';
   status: ExecutionStatus;
+  /** Absent from rows that writes hand back (see RETURNED in repository.ts). */
   input: unknown;
   result: unknown;
   error: string | null;

@@ -3,6 +3,46 @@ import type { ExecutionRow, ExecutionStatus, TerminalStatus } from './records.ts
 
 export type Executor = Knex | Knex.Transaction;
 const TABLE = 'executions';
+
+/**
+ * Every column but `input`, for writes that hand the row back: the caller already has the input
+ * (it may be megabytes), and parsing it back from each insert and update is wasted work.
+ */
+const RETURNED = [
+  'execution_id',
+  'run_id',
+  'workflow_id',
+  'parent_execution_id',
+  'session_id',
+  'actor_id',
+  'caller_node_id',
+  'target',
+  'node_id',
+  'function_name',
+  'function_type',
+  'lane',
+  'status',
+  'result',
+  'error',
+  'error_details',
+  'progress',
+  'routed_version',
+  'agent_base_url',
+  'webhook',
+  'webhook_registered',
+  'webhook_error',
+  'depth',
+  'available_at',
+  'dispatched_by',
+  'dispatch_count',
+  'accepted_at',
+  'created_at',
+  'started_at',
+  'completed_at',
+  'duration_ms',
+  'updated_at',
+];
+const RETURNED_SQL = RETURNED.join(', ');
 const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'waiting'];
 
 /** The columns a new execution is written with (both lanes). */
@@ -53,7 +93,7 @@ export async function insertExecution(
   row: NewExecution,
   event?: { stream: string; name: string; payload: object },
 ): Promise<ExecutionRow> {
-  const insert = db(TABLE).insert(columns(row)).returning('*');
+  const insert = db(TABLE).insert(columns(row)).returning(RETURNED);
   if (!event) return ((await insert) as ExecutionRow[])[0] as ExecutionRow;
   const { sql, bindings } = insert.toSQL();
   const result = await db.raw(
@@ -241,7 +281,7 @@ export async function recordProgress(
     .where({ execution_id: id })
     .whereIn('status', ['running', 'queued'])
     .update(progress === undefined ? { updated_at: now } : { progress, updated_at: now })
-    .returning('*');
+    .returning(RETURNED);
   return row as ExecutionRow | undefined;
 }
 
@@ -287,7 +327,7 @@ export async function finishExecution(
   const result = await db.raw(
     `update executions ${FINISH_SET}
       where execution_id = ? and status in ('queued', 'running', 'waiting')
-      returning *`,
+      returning ${RETURNED_SQL}`,
     [...finishBindings(outcome, now), id],
   );
   return result.rows[0] as ExecutionRow | undefined;
@@ -312,7 +352,7 @@ export async function finishWithoutWebhook(
     `with done as (
        update executions ${FINISH_SET}
         where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
-        returning *)
+        returning ${RETURNED_SQL})
      , logged as (
        insert into event_log (stream, event, payload)
        select ?, 'execution.completed',

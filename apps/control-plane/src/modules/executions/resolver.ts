@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import {
+  type CompiledSchema,
   chooseWeighted,
   compileJsonSchema,
   isRoutable,
@@ -39,6 +40,9 @@ function prefixInput(field: string): string {
  */
 export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock }) {
   const cache = new Map<string, { at: number; instances: NodeInstanceRecord[] }>();
+  // Compiled input validators by function spec object: the objects live as long as the cached
+  // instance list, so a validator is looked up without serialising its schema on every call.
+  const validators = new WeakMap<object, CompiledSchema>();
   deps.events.subscribe(NODES_TOPIC, () => cache.clear());
 
   async function instancesOf(nodeId: string): Promise<NodeInstanceRecord[]> {
@@ -109,7 +113,12 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
         (f) => f.id === route.target.functionName,
       );
       if (!spec?.input_schema) return;
-      const errors = compileJsonSchema(spec.input_schema)
+      let compiled = validators.get(spec);
+      if (!compiled) {
+        compiled = compileJsonSchema(spec.input_schema);
+        validators.set(spec, compiled);
+      }
+      const errors = compiled
         .validate(input)
         .map((e) => ({ field: prefixInput(e.field), message: e.message }));
       if (errors.length === 0) return;
