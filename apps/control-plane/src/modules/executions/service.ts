@@ -156,8 +156,6 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
     async executeSync(targetText: string, input: unknown, context: CallerContext) {
       const route = await prepare(targetText, input);
       const now = new Date(clock.now());
-      // Read before the transaction: the embedded database has one connection, which the
-      // transaction holds until it ends.
       const ids = await identity(context);
       const values = {
         ...ids,
