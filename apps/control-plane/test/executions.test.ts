@@ -524,6 +524,24 @@ describe('reaper', () => {
     }
   });
 
+  it('fails executions an agent took before it restarted (registered again)', async () => {
+    const agent = await agentWith({ took: { kind: 'accept', callbackDelayMs: 600_000 } });
+    const id = (await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.took`, { input: {} })).body
+      .execution_id;
+    await expect
+      .poll(async () => (await cp.handle.db('executions').where({ execution_id: id }).first()).accepted_at)
+      .not.toBeNull();
+    await cp.parts.executions.reaper.runOnce();
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
+    // SDKs register once, at start: a second registration is a new process that lost the work.
+    cp.clock.advance(1_000);
+    await agent.register();
+    await cp.parts.executions.reaper.runOnce();
+    const record = (await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body;
+    expect(record.status).toBe('failed');
+    expect(record.error).toContain(`${agent.nodeId}@1.0.0 registered again`);
+  });
+
   it('sends again an execution whose replica stopped before the agent acknowledged it', async () => {
     const agent = await agentWith({ work: { kind: 'answer', result: { ok: 1 } } });
     const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, { input: {} });
@@ -623,9 +641,8 @@ describe('what agents send back', () => {
     cp.clock.advance(120_000);
     await cp.parts.executions.reaper.runOnce();
     expect((await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('running');
+    // The agent stays registered and ready (no presence sweep runs here): only the silence ends it.
     cp.clock.advance(cp.config.executionQueue.maxSilenceMs);
-    await cp.runtime.presence.tick();
-    await agent.register(); // still alive: only the silence ends it
     await cp.parts.executions.reaper.runOnce();
     const record = (await call(cp.base, 'GET', `/api/v1/executions/${id}`)).body;
     expect(record.status).toBe('timeout');

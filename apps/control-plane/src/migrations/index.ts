@@ -8,6 +8,7 @@ import { createControlPlaneReplicas } from './20261123090000_create_control_plan
 import { createExecutions } from './20261123090100_create_executions.ts';
 import { createEventLog } from './20261123090200_create_event_log.ts';
 import { createWebhookDeliveries } from './20261123090300_create_webhook_deliveries.ts';
+import { addNodeLastRegisteredAt } from './20261123090400_add_node_last_registered_at.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -22,5 +23,6 @@ export const controlPlaneMigrations: MigrationSet = {
     createExecutions,
     createEventLog,
     createWebhookDeliveries,
+    addNodeLastRegisteredAt,
   ],
 };

@@ -32,8 +32,9 @@ const BATCH = 200;
  *   yet taken: after the orphan grace (in case the agent did get it and reports), the execution
  *   is queued again with the same id, up to MAX_DISPATCHES times. A synchronous one fails: its
  *   caller's connection went with the replica.
- * - A running execution whose instance is gone (offline, evicted, unregistered): failed, naming
- *   the agent, since nobody will ever report on it.
+ * - A running execution whose instance is gone (offline, evicted, unregistered) or restarted
+ *   (registered again since it took the execution): failed, naming the agent, since nobody will
+ *   ever report on it.
  * - An execution an agent took (202) and has not reported on for `max_silence` (24 h): timeout.
  *   Its agent is alive, but the report was lost (SDKs stop retrying callbacks after a few tries).
  */
@@ -83,7 +84,9 @@ export function createReaper(deps: ReaperDeps) {
       const error =
         row.node_state === 'offline'
           ? `the agent ${where} went offline (no heartbeat within its lease) while running this execution; it will not report a result`
-          : `the agent ${where} was removed while running this execution; it will not report a result`;
+          : row.node_state === null
+            ? `the agent ${where} was removed while running this execution; it will not report a result`
+            : `the agent ${where} registered again at ${new Date(row.agent_registered_at as string).toISOString()} (it restarted) after taking this execution; it will not report a result`;
       if (await deps.finisher.finish(row.execution_id, { status: 'failed', error })) count += 1;
     }
     if (count > 0) deps.log.warn({ count }, 'executions of vanished agents failed');

@@ -400,20 +400,23 @@ export async function claimOrphans(
 }
 
 /**
- * Running executions whose instance is gone: offline (no heartbeat within its lease), evicted or
- * unregistered. An agent that took one (202) will not report on it any more; one still holding
- * the call open has stopped heartbeating, and its answer, if it ever comes, is not waited for.
+ * Running executions whose instance is gone: offline (no heartbeat within its lease), evicted,
+ * unregistered, or registered again since it took the execution (the agent process restarted;
+ * SDKs register only at start). An agent that took one (202) will not report on it any more; one
+ * still holding the call open has stopped heartbeating, and its answer is not waited for.
  */
 export async function findAbandoned(
   db: Executor,
   limit: number,
-): Promise<Array<ExecutionRow & { node_state: string | null }>> {
+): Promise<Array<ExecutionRow & { node_state: string | null; agent_registered_at: Date | string | null }>> {
   const result = await db.raw(
-    `select e.*, n.lifecycle_status as node_state from executions e
+    `select e.*, n.lifecycle_status as node_state, n.last_registered_at as agent_registered_at
+       from executions e
        left join node_instances n
          on n.node_id = e.node_id and n.version = e.routed_version and n.evicted_at is null
       where e.status = 'running' and e.routed_version is not null
-        and (n.node_id is null or n.lifecycle_status = 'offline')
+        and (n.node_id is null or n.lifecycle_status = 'offline'
+             or n.last_registered_at > coalesce(e.accepted_at, e.started_at))
       order by e.updated_at
       limit ?`,
     [limit],

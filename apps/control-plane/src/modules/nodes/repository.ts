@@ -349,6 +349,7 @@ export async function insertInstance(
     last_seen_at: state.at,
     heartbeat_interval_ms: null,
     lease_expires_at: state.leaseExpiresAt,
+    last_registered_at: state.at,
     updated_at: state.at,
   };
   const [row] = await db<InstanceRow>(TABLE)
@@ -377,6 +378,7 @@ export async function replaceInstance(
       ...registrationColumns(values),
       ...patchColumns(patch),
       revision: db.raw('revision + 1'),
+      last_registered_at: at,
       updated_at: at,
     } as never)
     .returning('*');
