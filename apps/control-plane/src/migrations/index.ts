@@ -9,6 +9,7 @@ import { createExecutions } from './20261123090100_create_executions.ts';
 import { createEventLog } from './20261123090200_create_event_log.ts';
 import { createWebhookDeliveries } from './20261123090300_create_webhook_deliveries.ts';
 import { addNodeLastRegisteredAt } from './20261123090400_add_node_last_registered_at.ts';
+import { addExecutionDispatchedAt } from './20261123090500_add_execution_dispatched_at.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -24,5 +25,6 @@ export const controlPlaneMigrations: MigrationSet = {
     createEventLog,
     createWebhookDeliveries,
     addNodeLastRegisteredAt,
+    addExecutionDispatchedAt,
   ],
 };

@@ -174,9 +174,9 @@ export function createAgentClient(options: { apiKey?: string; connections?: numb
         | string
         | null;
       const message =
-        body && typeof body === 'object' && typeof body.error === 'string'
+        body && typeof body === 'object' && typeof body.error === 'string' && body.error !== ''
           ? body.error
-          : body && typeof body === 'object' && typeof body.detail === 'string'
+          : body && typeof body === 'object' && typeof body.detail === 'string' && body.detail !== ''
             ? body.detail
             : `the agent answered ${status}${typeof body === 'string' && body ? `: ${body.slice(0, 500)}` : ''}`;
       const details = body && typeof body === 'object' ? (body.error_details ?? null) : null;

@@ -270,6 +270,8 @@ export function createDispatcher(deps: DispatcherDeps) {
       await acceptFlush;
     },
     inFlight: () => inFlight,
+    /** The executions whose calls are in flight here. */
+    inFlightIds: () => [...aborts.keys()],
   };
 }
 

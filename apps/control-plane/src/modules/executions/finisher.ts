@@ -71,7 +71,14 @@ export function createFinisher(deps: FinisherDeps) {
       try {
         return await finishOnce(id, outcome);
       } catch (error) {
-        if (outcome.status === 'failed' && outcome.result === undefined && outcome.errorDetails == null)
+        // Only a value the database refuses (SQLSTATE class 22, data exception) or one too deep to
+        // walk is worth recording as a failure; a lost connection is not the agent's doing.
+        const refused =
+          String((error as { code?: unknown }).code ?? '').startsWith('22') || error instanceof RangeError;
+        if (
+          !refused ||
+          (outcome.status === 'failed' && outcome.result === undefined && outcome.errorDetails == null)
+        )
           throw error;
         deps.log.warn(
           { err: error, execution_id: id },

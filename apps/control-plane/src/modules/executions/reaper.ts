@@ -10,8 +10,10 @@ export interface ReaperDeps {
   clock: Clock;
   log: Logger;
   finisher: Finisher;
-  /** This replica: its own claims are never orphans. */
+  /** This replica; its own claims are orphans only when no call here works on them. */
   replicaId: string;
+  /** Executions this process is calling an agent for right now (both lanes). */
+  inFlight: () => string[];
   /** How long an orphaned dispatch waits for the agent's own report before it is recovered. */
   orphanGraceMs: number;
   /** How long an execution an agent took may go without a report before it is `timeout`; 0 = for ever. */
@@ -47,7 +49,13 @@ export function createReaper(deps: ReaperDeps) {
     const now = new Date(deps.clock.now());
     const failed: Array<{ id: string; error: string }> = [];
     const requeued = await deps.db.transaction(async (trx: Knex.Transaction) => {
-      const orphans = await claimOrphans(trx, deps.replicaId, now, deps.orphanGraceMs, BATCH);
+      const orphans = await claimOrphans(
+        trx,
+        { id: deps.replicaId, inFlight: deps.inFlight() },
+        now,
+        deps.orphanGraceMs,
+        BATCH,
+      );
       const again: string[] = [];
       for (const row of orphans) {
         if (row.lane === 'sync') {

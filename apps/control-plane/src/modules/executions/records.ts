@@ -50,6 +50,7 @@ export interface ExecutionRow {
   dispatched_by: string | null;
   dispatch_count: number;
   accepted_at: Date | string | null;
+  dispatched_at: Date | string | null;
   created_at: Date | string;
   started_at: Date | string | null;
   completed_at: Date | string | null;

@@ -36,6 +36,7 @@ const RETURNED = [
   'dispatched_by',
   'dispatch_count',
   'accepted_at',
+  'dispatched_at',
   'created_at',
   'started_at',
   'completed_at',
@@ -80,6 +81,7 @@ function columns(row: NewExecution) {
     available_at: now,
     created_at: now,
     started_at: row.status === 'running' ? now : null,
+    dispatched_at: row.status === 'running' ? now : null,
     updated_at: now,
   };
 }
@@ -195,10 +197,10 @@ export async function claimQueued(
         limit ? for update skip locked)
      update executions e
         set status = 'running', dispatched_by = ?, dispatch_count = e.dispatch_count + 1,
-            accepted_at = null, updated_at = ?
+            accepted_at = null, dispatched_at = ?, updated_at = ?
        from due where e.execution_id = due.execution_id
      returning e.*`,
-    [now, limit, replicaId, now],
+    [now, limit, replicaId, now, now],
   );
   return result.rows as ExecutionRow[];
 }
@@ -280,7 +282,12 @@ export async function recordProgress(
   const [row] = await db(TABLE)
     .where({ execution_id: id })
     .whereIn('status', ['running', 'queued'])
-    .update(progress === undefined ? { updated_at: now } : { progress, updated_at: now })
+    .update({
+      ...(progress === undefined ? {} : { progress }),
+      // A report from the agent proves it has the execution, as its 202 would have.
+      accepted_at: db.raw('coalesce(accepted_at, ?)', [now]),
+      updated_at: now,
+    })
     .returning(RETURNED);
   return row as ExecutionRow | undefined;
 }
@@ -359,7 +366,7 @@ export async function finishWithoutWebhook(
               jsonb_build_object('execution_id', execution_id, 'target', target, 'workflow_id', workflow_id,
                                  'run_id', run_id, 'timestamp', ?::text, 'status', status,
                                  'duration_ms', round(duration_ms)::bigint)
-              || case when status <> 'succeeded' and error is not null
+              || case when status <> 'succeeded' and nullif(error, '') is not null
                       then jsonb_build_object('error_message', error) else '{}'::jsonb end
          from done)
      select * from done`,
@@ -373,12 +380,14 @@ export async function finishWithoutWebhook(
  * acknowledged. One never routed was never sent: it is recovered as soon as its replica is gone.
  * One routed may have reached the agent, whose 202 died with the replica: it is recovered only
  * once its replica has been gone for `graceMs`, so an agent working on it can report first (its
- * status callbacks retry). Locked, so one replica recovers each. A replica never takes its own
- * claims for orphans: it is alive by definition, and its calls are still in flight.
+ * status callbacks retry). Locked, so one replica recovers each. A replica's own claims are
+ * orphans only when no call of this process is working on them (`inFlight`) and they have been
+ * still for `graceMs`: a claim whose forwarding failed half-way (a database error at the wrong
+ * moment) must not wait for the process to end.
  */
 export async function claimOrphans(
   db: Executor,
-  self: string,
+  self: { id: string; inFlight: string[] },
   now: Date,
   graceMs: number,
   limit: number,
@@ -386,15 +395,18 @@ export async function claimOrphans(
   const result = await db.raw(
     `select e.* from executions e
       where e.status = 'running' and e.accepted_at is null and e.dispatched_by is not null
-        and e.dispatched_by <> ?
-        and not exists (
-          select 1 from control_plane_replicas r
-           where r.replica_id = e.dispatched_by
-             and r.lease_expires_at > ?::timestamptz
-                 - (case when e.started_at is null then 0 else ? end) * interval '1 millisecond')
+        and (
+          (e.dispatched_by <> ?
+           and not exists (
+             select 1 from control_plane_replicas r
+              where r.replica_id = e.dispatched_by
+                and r.lease_expires_at > ?::timestamptz
+                    - (case when e.started_at is null then 0 else ? end) * interval '1 millisecond'))
+          or (e.dispatched_by = ? and not (e.execution_id = any(?::text[]))
+              and e.updated_at < ?::timestamptz - ? * interval '1 millisecond'))
       order by e.updated_at
       limit ? for update of e skip locked`,
-    [self, now, graceMs, limit],
+    [self.id, now, graceMs, self.id, self.inFlight, now, graceMs, limit],
   );
   return result.rows as ExecutionRow[];
 }
@@ -402,7 +414,9 @@ export async function claimOrphans(
 /**
  * Running executions whose instance is gone: offline (no heartbeat within its lease), evicted,
  * unregistered, or registered again since it took the execution (the agent process restarted;
- * SDKs register only at start). An agent that took one (202) will not report on it any more; one
+ * SDKs register only at start). "Since" means more than 5 s after the execution was sent or
+ * acknowledged: replicas' clocks differ a little, and an agent may take work a moment before its
+ * registration completes. An agent that took one (202) will not report on it any more; one
  * still holding the call open has stopped heartbeating, and its answer is not waited for.
  */
 export async function findAbandoned(
@@ -416,7 +430,7 @@ export async function findAbandoned(
          on n.node_id = e.node_id and n.version = e.routed_version and n.evicted_at is null
       where e.status = 'running' and e.routed_version is not null
         and (n.node_id is null or n.lifecycle_status = 'offline'
-             or n.last_registered_at > coalesce(e.accepted_at, e.started_at))
+             or n.last_registered_at > coalesce(e.accepted_at, e.dispatched_at) + interval '5 seconds')
       order by e.updated_at
       limit ?`,
     [limit],

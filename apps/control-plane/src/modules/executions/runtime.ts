@@ -72,6 +72,7 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     log,
     finisher,
     replicaId: deps.replicaId,
+    inFlight: () => [...dispatcher.inFlightIds(), ...service.inFlightIds()],
     orphanGraceMs: deps.settings.orphanGraceMs,
     maxSilenceMs: deps.settings.maxSilenceMs,
     wakeDispatchers: () => dispatcher.wake(),

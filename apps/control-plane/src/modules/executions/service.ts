@@ -90,6 +90,8 @@ export function outcomeOf(answer: Exclude<AgentAnswer, { kind: 'accepted' }>): O
  */
 export function createExecutionService(deps: ExecutionServiceDeps) {
   const { db, clock, finisher } = deps;
+  // Sync calls this process is making right now (the reaper leaves them alone).
+  const syncInFlight = new Set<string>();
   // Queue admission reads the queue length at most every 250 ms and counts its own admissions in
   // between: exact enough for a bound of thousands, and no COUNT(*) per submission.
   let queued = { count: 0, at: Number.NEGATIVE_INFINITY };
@@ -182,6 +184,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         payload: startedPayload({ ...values, error: null, duration_ms: null }, now),
       });
       deps.eventLog.announce(EXECUTIONS_STREAM);
+      syncInFlight.add(row.execution_id);
 
       const deadline = AbortSignal.timeout(deps.settings.syncTimeoutMs);
       let finishedElsewhere: () => void = () => {};
@@ -246,6 +249,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       } finally {
         abandon.abort();
         unsubscribe();
+        syncInFlight.delete(row.execution_id);
       }
       const final = endedRow ?? ((await findExecution(db, row.execution_id)) as ExecutionRow);
       return { row: final, version: route.instance.version };
@@ -302,9 +306,11 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
               })
             : {
                 status: report.status,
-                error:
-                  (report.error && storableText(report.error)) ??
-                  (report.status === 'cancelled' ? 'cancelled by the agent' : 'the agent reported a failure'),
+                error: report.error
+                  ? storableText(report.error)
+                  : report.status === 'cancelled'
+                    ? 'cancelled by the agent'
+                    : 'the agent reported a failure',
                 errorDetails: storableOrFailure(report.error_details, 'error_details')
                   ? null
                   : report.error_details,
@@ -336,6 +342,9 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         : { delivered: false, error: null };
       return { row: finished, agentNotified: notice.delivered, agentError: notice.error };
     },
+
+    /** The sync calls this process is making right now. */
+    inFlightIds: () => [...syncInFlight],
 
     async get(id: string): Promise<ExecutionRow> {
       const row = await findExecution(db, id);

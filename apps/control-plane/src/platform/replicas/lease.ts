@@ -31,6 +31,7 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
   const renewEveryMs = options.renewEveryMs ?? Math.floor(ttlMs / 3);
   const id = newId('rep');
   let timer: NodeJS.Timeout | undefined;
+  let renewing: Promise<void> | undefined;
 
   async function renew(): Promise<void> {
     const now = new Date(clock.now());
@@ -61,7 +62,11 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
         .delete();
       await renew();
       timer = setInterval(() => {
-        renew().catch((error) => options.log.error({ err: error }, 'replica lease renewal failed'));
+        renewing = renew()
+          .catch((error) => options.log.error({ err: error }, 'replica lease renewal failed'))
+          .finally(() => {
+            renewing = undefined;
+          });
       }, renewEveryMs);
       timer.unref();
     },
@@ -69,6 +74,8 @@ export function createReplicaLease(options: ReplicaLeaseOptions) {
     async stop(): Promise<void> {
       clearInterval(timer);
       timer = undefined;
+      // A renewal still on its way would push the lease out again after it ended.
+      await renewing;
       await options
         .db(TABLE)
         .where({ replica_id: id })
