@@ -18,6 +18,7 @@ import { type RunningServer, startServer } from '@switchyard/control-plane/serve
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
@@ -36,32 +37,6 @@ let agentCount = 0;
 async function getJson(path: string): Promise<any> {
   const response = await fetch(`${running.url}${path}`);
   return { status: response.status, body: await response.json() };
-}
-
-/** Thrown by a check to stop polling at once: waiting longer cannot help. */
-class GiveUp extends Error {}
-
-/** Polls until `check` returns a value, or fails after `timeoutMs` with what was last seen. */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  context: () => string = () => '',
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      if (error instanceof GiveUp) throw new Error(`${what}: ${error.message}\n${context()}`);
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${what}: not within ${timeoutMs} ms (${String(last ?? '')})\n${context()}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
 }
 
 async function statusOf(id: string): Promise<string | undefined> {

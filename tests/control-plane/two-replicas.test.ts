@@ -26,11 +26,11 @@ import {
 } from '../../apps/control-plane/test/helpers/execution-agent.ts';
 import {
   type ControlPlaneProcess,
-  eventually,
   executionStatuses,
   startControlPlaneProcess,
   submitAsync,
 } from '../support/control-plane-process.ts';
+import { eventually } from '../support/eventually.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const TOTAL = 500;

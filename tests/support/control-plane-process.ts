@@ -99,32 +99,6 @@ export async function startControlPlaneProcess(
   };
 }
 
-/**
- * Polls `check` every 200 ms until it returns a value, or fails after `timeoutMs` naming what was
- * awaited and what `context()` says about the last state (a deadline, never a timed assertion).
- */
-export async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  context: () => string = () => '',
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${timeoutMs} ms (${String(last ?? '')})\n${context()}`);
-    }
-    await new Promise((done) => setTimeout(done, 200));
-  }
-}
-
 /** Status records of executions by id, through POST /api/v1/executions/batch-status (100 ids a call). */
 export async function executionStatuses(url: string, ids: string[]): Promise<Map<string, any>> {
   const chunks: string[][] = [];

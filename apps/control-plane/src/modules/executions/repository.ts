@@ -44,7 +44,6 @@ const RETURNED = [
   'updated_at',
 ];
 const RETURNED_SQL = RETURNED.join(', ');
-const ACTIVE: ExecutionStatus[] = ['queued', 'running', 'waiting'];
 
 /** The columns a new execution is written with (both lanes). */
 export type NewExecution = Pick<
@@ -508,10 +507,3 @@ export async function workflowExecutions(db: Executor, workflowId: string, limit
     ])
     .limit(limit + 1);
 }
-
-export async function workflowDepth(db: Executor, workflowId: string): Promise<number> {
-  const row = await db(TABLE).where({ workflow_id: workflowId }).max({ depth: 'depth' }).first();
-  return Number(row?.depth ?? 0);
-}
-
-export { ACTIVE };

@@ -131,15 +131,6 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
         { extensions: { errors } },
       );
     },
-
-    /** Whether the node is still registered at all (the dispatcher fails queued work of removed nodes). */
-    async isRegistered(nodeId: string): Promise<boolean> {
-      return (await instancesOf(nodeId)).length > 0;
-    },
-
-    forget(): void {
-      cache.clear();
-    },
   };
 }
 

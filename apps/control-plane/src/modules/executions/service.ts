@@ -55,9 +55,6 @@ export interface StatusReport {
   progress?: number | null;
 }
 
-/** An answer to a synchronous call that the route renders as a problem instead of a result. */
-export class SyncCallError extends ProblemError {}
-
 function storableOrFailure(result: unknown, what: string): Outcome | undefined {
   const path = findUnstorable(result);
   if (!path) return undefined;

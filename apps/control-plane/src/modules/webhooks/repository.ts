@@ -123,14 +123,10 @@ function toAttempt(row: AttemptRow): Attempt {
 /** Writes a new pending delivery, due at once. */
 export async function insertDelivery(
   db: Db,
-  values: {
-    deliveryId: string;
-    executionId: string;
-    event: WebhookEvent;
-    url: string;
-    secret: string | null;
-    headers: Record<string, string>;
-    payload: Record<string, unknown>;
+  values: Pick<
+    Delivery,
+    'deliveryId' | 'executionId' | 'event' | 'url' | 'secret' | 'headers' | 'payload'
+  > & {
     now: Date;
   },
 ): Promise<void> {
