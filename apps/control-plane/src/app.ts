@@ -103,8 +103,7 @@ export function createApp(deps: AppDeps): Koa {
   // Any node change (registration, status, removal, update) may change a discovery answer.
   events.subscribe(NODES_TOPIC, () => discovery.invalidate());
 
-  // Registered now so that every metric of the spec is scraped from the start.
-  createMemoryMetrics(registry);
+  const memoryMetrics = createMemoryMetrics(registry);
 
   const health = createHealthService({
     version: VERSION,

@@ -3,6 +3,7 @@ import { getStoredConfig } from './modules/config-store/index.ts';
 import { connectorSettings } from './modules/connector/index.ts';
 import { discoverySettings } from './modules/discovery/index.ts';
 import { executionQueueSettings } from './modules/executions/index.ts';
+import { memorySettings } from './modules/memory/index.ts';
 import { nodeHealthSettings, nodeLifecycleSettings } from './modules/nodes/index.ts';
 import { webhookSettings } from './modules/webhooks/index.ts';
 import {
@@ -37,6 +38,7 @@ export const SETTINGS_TREE = {
   nodeHealth: nodeHealthSettings,
   discovery: discoverySettings,
   executionQueue: { ...executionQueueSettings, ...webhookSettings },
+  memory: memorySettings,
   connector: connectorSettings,
   configSource: configSourceSetting,
 };

@@ -10,6 +10,7 @@ import { createEventLog } from './20261123090200_create_event_log.ts';
 import { createWebhookDeliveries } from './20261123090300_create_webhook_deliveries.ts';
 import { addNodeLastRegisteredAt } from './20261123090400_add_node_last_registered_at.ts';
 import { addExecutionDispatchedAt } from './20261123090500_add_execution_dispatched_at.ts';
+import { createMemory } from './20261123090600_create_memory.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -26,5 +27,6 @@ export const controlPlaneMigrations: MigrationSet = {
     createWebhookDeliveries,
     addNodeLastRegisteredAt,
     addExecutionDispatchedAt,
+    createMemory,
   ],
 };

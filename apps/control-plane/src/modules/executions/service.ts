@@ -6,7 +6,7 @@ import { findUnstorable, storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
 import { type AgentAnswer, type AgentClient, callContextOf } from './agent-client.ts';
-import type { CallerContext } from './context.ts';
+import type { CallerContext } from '../../platform/http/context-headers.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
 import type { ExecutionRow } from './records.ts';

@@ -1,2 +1,7 @@
-/** Memory. Today this holds the memory metric of spec §4, registered so it is scraped from the start. */
+/**
+ * Memory: scoped key-value memory, vector memory and the memory event streams (spec §4). Other
+ * features and the composition root reach it only through this file.
+ */
+export { MEMORY_CHANGE, MEMORY_STREAM, type MemoryChange } from './events.ts';
 export { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+export { memorySettings } from './settings.ts';

@@ -1,6 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 
-/** The context headers of spec §1 an execute request may carry, plus the caller's node (wire notes). */
+/** The context headers of spec §1 that execute and memory requests may carry, plus the caller's node (wire notes). */
 export interface CallerContext {
   workflowId?: string;
   runId?: string;

@@ -1,0 +1,39 @@
+import { choiceSetting, integerSetting } from '@switchyard/shared/settings';
+import { setting } from '../../platform/config/setting.ts';
+
+/** Memory (config `memory:`). */
+export const memorySettings = {
+  maxValueBytes: setting({
+    key: 'memory.max_value_bytes',
+    env: 'SWITCHYARD_MEMORY_MAX_VALUE_BYTES',
+    schema: integerSetting(1, 64 * 1024 * 1024),
+    default: 1024 * 1024,
+    fromDatabase: true,
+    meaning: 'Largest memory value (its JSON text, in bytes) a set accepts; larger answers 413.',
+  }),
+  maxVectorDimensions: setting({
+    key: 'memory.max_vector_dimensions',
+    env: 'SWITCHYARD_MEMORY_MAX_VECTOR_DIMENSIONS',
+    schema: integerSetting(1, 16_000),
+    default: 4096,
+    fromDatabase: true,
+    meaning: 'Most numbers an embedding may have.',
+  }),
+  vectorSearch: setting({
+    key: 'memory.vector_search',
+    env: 'SWITCHYARD_MEMORY_VECTOR_SEARCH',
+    schema: choiceSetting(['auto', 'exact'] as const),
+    default: 'auto',
+    fromDatabase: true,
+    meaning:
+      'Vector search engine: `auto` uses pgvector HNSW indexes where the extension exists, `exact` always compares every vector.',
+  }),
+  vectorEfSearch: setting({
+    key: 'memory.vector_ef_search',
+    env: 'SWITCHYARD_MEMORY_VECTOR_EF_SEARCH',
+    schema: integerSetting(1, 1000),
+    default: 100,
+    fromDatabase: true,
+    meaning: 'Candidates an HNSW search keeps (pgvector `hnsw.ef_search`): higher finds more true neighbours, slower.',
+  }),
+};
