@@ -15,7 +15,12 @@ import {
   executionsRouter,
 } from './modules/executions/index.ts';
 import { createHealthService, healthOpenApi, healthRouter, storageProbe } from './modules/health/index.ts';
-import { createMemoryMetrics } from './modules/memory/index.ts';
+import {
+  createMemoryMetrics,
+  createMemoryService,
+  memoryOpenApi,
+  memoryRouter,
+} from './modules/memory/index.ts';
 import {
   listNodeInstances,
   NODES_TOPIC,
@@ -104,6 +109,13 @@ export function createApp(deps: AppDeps): Koa {
   events.subscribe(NODES_TOPIC, () => discovery.invalidate());
 
   const memoryMetrics = createMemoryMetrics(registry);
+  const memory = createMemoryService({
+    db: deps.db,
+    eventLog: runtime.eventLog,
+    clock,
+    metrics: memoryMetrics,
+    settings: config.memory,
+  });
 
   const health = createHealthService({
     version: VERSION,
@@ -122,6 +134,7 @@ export function createApp(deps: AppDeps): Koa {
     nodeEventsRouter({ events, ...streamOptions }),
     executionsRouter(runtime.executions),
     executionEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
+    memoryRouter({ service: memory, maxValueBytes: config.memory.maxValueBytes }),
     webhooksRouter({
       db: deps.db,
       clock,
@@ -142,6 +155,7 @@ export function createApp(deps: AppDeps): Koa {
             executionsOpenApi,
             executionEventsOpenApi,
             webhooksOpenApi,
+            memoryOpenApi,
           ],
         }),
     }),

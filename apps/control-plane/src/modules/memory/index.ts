@@ -4,4 +4,7 @@
  */
 export { MEMORY_CHANGE, MEMORY_STREAM, type MemoryChange } from './events.ts';
 export { createMemoryMetrics, type MemoryMetrics } from './metrics.ts';
+export { memoryOpenApi } from './openapi.ts';
+export { memoryRouter } from './routes.ts';
+export { createMemoryService, type MemoryService } from './service.ts';
 export { memorySettings } from './settings.ts';

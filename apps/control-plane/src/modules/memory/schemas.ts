@@ -16,6 +16,7 @@ export const KeySchema = z
   .string()
   .min(1)
   .max(MAX_KEY_LENGTH)
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point.
   .refine((key) => !/[\u0000-\u001f\u007f]/.test(key), 'must not contain control characters')
   .refine((key) => key.isWellFormed(), 'must be well-formed Unicode (no lone surrogates)')
   .meta({ description: 'The key: 1 to 255 characters, no control characters.', example: 'draft' });
@@ -44,10 +45,15 @@ export const ScopeFields = { scope: ScopeSchema.optional(), scope_id: ScopeIdSch
 export const SetBodySchema = z
   .object({
     key: KeySchema,
-    data: z.unknown().meta({ description: 'Any JSON value: object, array, string, number, boolean or null.' }),
+    data: z
+      .unknown()
+      .meta({ description: 'Any JSON value: object, array, string, number, boolean or null.' }),
     ...ScopeFields,
   })
-  .refine((body) => body.data !== undefined, { path: ['data'], message: 'Invalid input: expected a JSON value' });
+  .refine((body) => body.data !== undefined, {
+    path: ['data'],
+    message: 'Invalid input: expected a JSON value',
+  });
 export type SetBody = z.infer<typeof SetBodySchema>;
 
 /** `POST /api/v1/memory/get` and `POST /api/v1/memory/delete`. */

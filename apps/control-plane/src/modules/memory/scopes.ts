@@ -32,7 +32,11 @@ const HEADER: Record<Exclude<Scope, 'global'>, string> = {
 function headerId(request: ScopeRequest, scope: Scope): string | undefined {
   if (scope === 'global') return GLOBAL_SCOPE_ID;
   const { context } = request;
-  return scope === 'workflow' ? context.workflowId : scope === 'session' ? context.sessionId : context.actorId;
+  return scope === 'workflow'
+    ? context.workflowId
+    : scope === 'session'
+      ? context.sessionId
+      : context.actorId;
 }
 
 function invalid(detail: string, field: string, message: string): ProblemError {

@@ -34,6 +34,7 @@ export const memorySettings = {
     schema: integerSetting(1, 1000),
     default: 100,
     fromDatabase: true,
-    meaning: 'Candidates an HNSW search keeps (pgvector `hnsw.ef_search`): higher finds more true neighbours, slower.',
+    meaning:
+      'Candidates an HNSW search keeps (pgvector `hnsw.ef_search`): higher finds more true neighbours, slower.',
   }),
 };
