@@ -92,6 +92,12 @@ describe('loadConfig defaults', () => {
         webhookAllowHttp: false,
         webhookAllowPrivateNetworks: false,
       },
+      memory: {
+        maxValueBytes: 1_048_576,
+        maxVectorDimensions: 4096,
+        vectorSearch: 'auto',
+        vectorEfSearch: 100,
+      },
       connector: {
         token: undefined,
         capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
@@ -146,6 +152,11 @@ execution_queue:
   webhook_queue_size: 64
   webhook_allow_http: true
   webhook_allow_private_networks: true
+memory:
+  max_value_bytes: 4096
+  max_vector_dimensions: 1536
+  vector_search: exact
+  vector_ef_search: 200
 connector:
   token: conn-token
   capabilities: [reasoners:read, config_management]
@@ -187,6 +198,12 @@ connector:
       webhookQueueSize: 64,
       webhookAllowHttp: true,
       webhookAllowPrivateNetworks: true,
+    });
+    expect(config.memory).toEqual({
+      maxValueBytes: 4096,
+      maxVectorDimensions: 1536,
+      vectorSearch: 'exact',
+      vectorEfSearch: 200,
     });
     expect(config.connector).toEqual({
       token: 'conn-token',

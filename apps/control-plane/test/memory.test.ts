@@ -25,11 +25,13 @@ afterAll(async () => {
 });
 
 type Headers = Record<string, string>;
-const post = (path: string, body: unknown, headers: Headers = {}) => call(cp.base, 'POST', path, body, headers);
+const post = (path: string, body: unknown, headers: Headers = {}) =>
+  call(cp.base, 'POST', path, body, headers);
 const set = (body: unknown, headers: Headers = {}) => post('/api/v1/memory/set', body, headers);
 const get = (body: unknown, headers: Headers = {}) => post('/api/v1/memory/get', body, headers);
 const remove = (body: unknown, headers: Headers = {}) => post('/api/v1/memory/delete', body, headers);
-const list = (query: string, headers: Headers = {}) => call(cp.base, 'GET', `/api/v1/memory/list${query}`, undefined, headers);
+const list = (query: string, headers: Headers = {}) =>
+  call(cp.base, 'GET', `/api/v1/memory/list${query}`, undefined, headers);
 
 /** Rows of both tables that a refused request must leave alone. */
 async function snapshot() {
@@ -81,7 +83,11 @@ describe('memory scopes: every header combination', () => {
       expect(written.body.updated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
 
       // Stored exactly there: an explicit read of that scope finds it, the other scopes do not.
-      const explicit = await get({ key, scope: where.scope, scope_id: where.scope === 'global' ? undefined : where.scope_id });
+      const explicit = await get({
+        key,
+        scope: where.scope,
+        scope_id: where.scope === 'global' ? undefined : where.scope_id,
+      });
       expect(explicit.body).toMatchObject({ key, data: { combo }, ...where });
       for (const scope of ['workflow', 'session', 'actor'] as const) {
         if (scope === where.scope) continue;
@@ -231,7 +237,14 @@ describe('POST /api/v1/memory/set', () => {
     expect(changes).toEqual([
       { scope: 'workflow', scope_id: wf, key, action: 'set', data: { v: 1 }, timestamp: expect.any(String) },
       { scope: 'workflow', scope_id: wf, key, action: 'set', data: { v: 2 }, timestamp: expect.any(String) },
-      { scope: 'workflow', scope_id: wf, key, action: 'delete', data: { v: 2 }, timestamp: expect.any(String) },
+      {
+        scope: 'workflow',
+        scope_id: wf,
+        key,
+        action: 'delete',
+        data: { v: 2 },
+        timestamp: expect.any(String),
+      },
     ]);
   });
 
@@ -283,7 +296,18 @@ describe('POST /api/v1/memory/set', () => {
 describe('memory: hostile and malformed input', () => {
   it('refuses bad keys with 400 naming the key, and changes nothing', async () => {
     const before = await snapshot();
-    const bad = ['', 'k'.repeat(256), 'nul\u0000key', 'tab\tkey', 'line\nbreak', 'del\u007f', 42, null, ['k'], { k: 1 }];
+    const bad = [
+      '',
+      'k'.repeat(256),
+      'nul\u0000key',
+      'tab\tkey',
+      'line\nbreak',
+      'del\u007f',
+      42,
+      null,
+      ['k'],
+      { k: 1 },
+    ];
     for (const key of bad) {
       const answer = await set({ key, data: 1 });
       expect([JSON.stringify(key), answer.status]).toEqual([JSON.stringify(key), 400]);
@@ -321,7 +345,12 @@ describe('memory: hostile and malformed input', () => {
     const nul = await set({ key: 'k', data: { notes: ['ok', 'bad\u0000'] } });
     expect(nul.status).toBe(400);
     expect(nul.body.errors).toEqual([expect.objectContaining({ field: 'data.notes[1]' })]);
-    const surrogateKey = await call(cp.base, 'POST', '/api/v1/memory/set', '{"key":"k","data":{"\\udc00":1}}');
+    const surrogateKey = await call(
+      cp.base,
+      'POST',
+      '/api/v1/memory/set',
+      '{"key":"k","data":{"\\udc00":1}}',
+    );
     expect(surrogateKey.status).toBe(400);
     expect(await snapshot()).toEqual(before);
   });
@@ -337,7 +366,9 @@ describe('memory: hostile and malformed input', () => {
       const nested = await call(cp.base, 'POST', path, deep);
       expect(nested.status).toBe(400);
       expect(nested.body.detail).toMatch(/nested/);
-      const form = await call(cp.base, 'POST', path, 'key=k', { 'content-type': 'application/x-www-form-urlencoded' });
+      const form = await call(cp.base, 'POST', path, 'key=k', {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
       expect(form.status).toBe(400);
     }
     const noData = await set({ key: 'k' });
@@ -394,7 +425,14 @@ describe('GET /api/v1/memory/list', () => {
   it('answers an empty array for an empty scope and 400 for bad queries', async () => {
     const { wf } = ids();
     expect((await list('', { 'X-Workflow-ID': wf })).body).toEqual([]);
-    for (const query of ['?limit=0', '?limit=1001', '?limit=x', '?scope=team', '?scope=global&scope=actor', '?after=']) {
+    for (const query of [
+      '?limit=0',
+      '?limit=1001',
+      '?limit=x',
+      '?scope=team',
+      '?scope=global&scope=actor',
+      '?after=',
+    ]) {
       expect([query, (await list(query)).status]).toEqual([query, 400]);
     }
   });
@@ -438,9 +476,15 @@ describe('memory metrics and auth', () => {
       expect(refused.status).toBe(401);
       const list = await call(secured.base, 'GET', '/api/v1/memory/list');
       expect(list.status).toBe(401);
-      const allowed = await call(secured.base, 'POST', '/api/v1/memory/set', { key: 'auth', data: 1 }, {
-        'X-API-Key': 'k-memory',
-      });
+      const allowed = await call(
+        secured.base,
+        'POST',
+        '/api/v1/memory/set',
+        { key: 'auth', data: 1 },
+        {
+          'X-API-Key': 'k-memory',
+        },
+      );
       expect(allowed.status).toBe(200);
     } finally {
       await secured.close();

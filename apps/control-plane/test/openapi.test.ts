@@ -640,6 +640,39 @@ describe('real answers match the document', () => {
     ).toBe(401);
   });
 
+  it('memory: set, get, delete and list; 400, 404, 413 and 401', async () => {
+    const headers = { 'X-Workflow-ID': 'wf_oas' };
+    const set = await exercise(
+      'POST',
+      '/api/v1/memory/set',
+      { key: 'draft', data: { words: 412 } },
+      { headers },
+    );
+    expect(set.body).toMatchObject({ key: 'draft', scope: 'workflow', scope_id: 'wf_oas' });
+    expect((await exercise('POST', '/api/v1/memory/set', { data: 1 })).status).toBe(400);
+    const big = { key: 'big', data: 'x'.repeat(config.memory.maxValueBytes) };
+    expect((await exercise('POST', '/api/v1/memory/set', big)).status).toBe(413);
+    expect((await exercise('POST', '/api/v1/memory/set', big, { key: false })).status).toBe(401);
+    expect((await exercise('POST', '/api/v1/memory/get', { key: 'draft' }, { headers })).body.data).toEqual({
+      words: 412,
+    });
+    expect((await exercise('POST', '/api/v1/memory/get', { key: 'absent' }, { headers })).status).toBe(404);
+    expect((await exercise('POST', '/api/v1/memory/get', { key: '' })).status).toBe(400);
+    expect((await exercise('POST', '/api/v1/memory/get', { key: 'draft' }, { key: false })).status).toBe(401);
+    const list = await exercise('GET', '/api/v1/memory/list?limit=10', undefined, { headers });
+    expect(list.body).toMatchObject([{ key: 'draft' }]);
+    expect((await exercise('GET', '/api/v1/memory/list?scope=session')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/memory/list', undefined, { key: false })).status).toBe(401);
+    const deleted = await exercise('POST', '/api/v1/memory/delete', { key: 'draft' }, { headers });
+    expect(deleted.body.deleted).toBe(true);
+    expect((await exercise('POST', '/api/v1/memory/delete', { key: 'draft', scope: 'actor' })).status).toBe(
+      400,
+    );
+    expect((await exercise('POST', '/api/v1/memory/delete', { key: 'draft' }, { key: false })).status).toBe(
+      401,
+    );
+  });
+
   it('exercised every documented status of every operation', () => {
     const missing: string[] = [];
     for (const [method, template, operation] of operations(published)) {
