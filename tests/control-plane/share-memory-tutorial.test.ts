@@ -1,0 +1,240 @@
+/**
+ * Issue 10, "done when": an agent can share state with another through memory, exactly as the
+ * pages show. The test reads content/getting-started/share-memory.md and runs every ```bash block
+ * of it in a real shell, in page order, from the root of the repository (where the page says to
+ * run them), against a real control-plane process: the two agents of
+ * examples/shared-memory/agents.mjs, run unmodified, and every curl. Each answer must have the
+ * shape of the ```json or ```text block the page shows after the command, compared as the
+ * first-agent tutorial's test compares them (tests/support/doc-examples.ts): the same keys, the
+ * same values, except timestamps (any ISO timestamp), measured durations (any number ≥ 0) and
+ * generated ids (`exec_…`, `run_…`: each page id stands for one real id of this run).
+ *
+ * What is substituted in the page's commands and answers (nothing else is):
+ * - `http://127.0.0.1:8080`, the control plane's default address, becomes the server under test.
+ * - `127.0.0.1:8002` and `127.0.0.1:8003`, the researcher's and the writer's default addresses,
+ *   become free ports, given to each agent through AGENT_PORT, with CONTROL_PLANE_URL pointing it at
+ *   the server under test, as the page's table of variables says.
+ *
+ * Commands that only read (no `-X`, no `-d`) are repeated for up to 20 s until the answer matches;
+ * commands that change something run exactly once, so an answer that depends on an earlier write
+ * (the writer finding the researcher's notes) shows that the write really happened.
+ *
+ * Needs `curl` and `bash` on PATH.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import {
+  type BackgroundCommand,
+  type CommandExample,
+  commandExamples,
+  fencedBlocks,
+  IdMap,
+  runShell,
+  shapeDifferences,
+  startShell,
+} from '../support/doc-examples.ts';
+import { freePort } from '../support/free-port.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TUTORIAL = join(ROOT, 'content/getting-started/share-memory.md');
+const EXAMPLE = join(ROOT, 'examples/shared-memory/agents.mjs');
+
+/**
+ * The ```bash blocks of the tutorial. A new block must be runnable by this test: raise the count
+ * once it is (every block is run by the loop below, which refuses commands it cannot run).
+ */
+const TUTORIAL_COMMANDS = 12;
+
+/** Numbers that are measurements, different on every run. */
+const MEASURED = new Set(['duration_ms']);
+const PAGE_CONTROL_PLANE = 'http://127.0.0.1:8080';
+/** The agents' default addresses on the page, by the argument that starts them. */
+const PAGE_AGENTS = { researcher: '127.0.0.1:8002', writer: '127.0.0.1:8003' } as const;
+type Role = keyof typeof PAGE_AGENTS;
+const START_AGENT = /^node examples\/shared-memory\/agents\.mjs (researcher|writer)$/;
+const READ_RETRY_MS = 20_000;
+
+let server: ControlPlaneProcess;
+let database: ThrowawayDatabase;
+let workDir: string;
+const agentPorts = {} as Record<Role, number>;
+const agents: BackgroundCommand[] = [];
+
+/** The page's addresses replaced by the ones of this run. */
+function localize(text: string): string {
+  let out = text.split(PAGE_CONTROL_PLANE).join(server.url);
+  for (const role of Object.keys(PAGE_AGENTS) as Role[]) {
+    out = out.split(PAGE_AGENTS[role]).join(`127.0.0.1:${agentPorts[role]}`);
+  }
+  return out;
+}
+
+function where(example: CommandExample): string {
+  return `${TUTORIAL.slice(ROOT.length)}:${example.command.line}`;
+}
+
+/** Whether the command only reads: repeating it changes nothing. */
+function onlyReads(command: string): boolean {
+  return !/\s-X\s|\s-d\s|--data/.test(command);
+}
+
+/**
+ * Runs one `curl` example and compares its answer with the page's ```json block; returns the
+ * problems (none when it matches). Pairs the ids of a matching answer into `ids`.
+ */
+async function runCurl(example: CommandExample, ids: IdMap): Promise<string[]> {
+  const command = ids.substitute(localize(example.command.code));
+  const deadline = Date.now() + (onlyReads(command) ? READ_RETRY_MS : 0);
+  for (;;) {
+    const result = await runShell(command, { cwd: ROOT, timeoutMs: 30_000 });
+    let problems: string[];
+    let answer: unknown;
+    try {
+      answer = JSON.parse(result.stdout);
+    } catch {
+      answer = undefined;
+    }
+    if (result.code !== 0) {
+      problems = [`curl exited with ${result.code}: ${result.stderr.trim()}`];
+    } else if (example.shown?.lang !== 'json') {
+      problems = [`the page shows no JSON answer after it (found ${example.shown?.lang ?? 'nothing'})`];
+    } else if (answer === undefined) {
+      problems = [`the answer is not JSON: ${result.stdout.slice(0, 500)}`];
+    } else {
+      const attempt = ids.clone();
+      problems = shapeDifferences(answer, JSON.parse(example.shown.code), {
+        measured: MEASURED,
+        ids: attempt,
+        rewrite: localize,
+      });
+      if (problems.length === 0) ids.adopt(attempt);
+      else problems.push(`the whole answer: ${result.stdout}`);
+    }
+    if (problems.length === 0 || Date.now() > deadline) {
+      return problems.map((p) => `${where(example)} \`${command.replace(/\s*\\\n\s*/g, ' ')}\`: ${p}`);
+    }
+    await new Promise((done) => setTimeout(done, 250));
+  }
+}
+
+/** Starts one of the two agents as the page does, and waits for the lines the page shows. */
+async function startAgent(example: CommandExample, role: Role): Promise<void> {
+  const agent = startShell(example.command.code.trim(), {
+    cwd: ROOT,
+    env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPorts[role]) },
+  });
+  agents.push(agent);
+  expect(example.shown?.lang, where(example)).toBe('text');
+  for (const line of example.shown!.code.split('\n').filter((l) => l.trim() !== '')) {
+    await agent.waitFor(localize(line));
+  }
+}
+
+beforeAll(async () => {
+  try {
+    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('the tutorial uses curl, which is not on PATH: install it (apt-get install curl)');
+  }
+  workDir = mkdtempSync(join(tmpdir(), 'sy-share-memory-'));
+  database = await throwawayDatabase('sy_share_memory');
+  server = await startControlPlaneProcess({ dir: workDir, databaseUrl: database.url });
+  agentPorts.researcher = await freePort();
+  agentPorts.writer = await freePort();
+});
+
+afterAll(async () => {
+  await Promise.all(agents.map((agent) => agent.stop()));
+  await server?.stop();
+  await database?.drop();
+  if (workDir) rmSync(workDir, { recursive: true, force: true });
+});
+
+describe('the share-memory tutorial (content/getting-started/share-memory.md)', () => {
+  const page = readFileSync(TUTORIAL, 'utf8');
+  const examples = commandExamples(page);
+
+  it('shows excerpts of examples/shared-memory/agents.mjs, each made of whole lines of it, unchanged', () => {
+    const file = `\n${readFileSync(EXAMPLE, 'utf8')}`;
+    const excerpts = fencedBlocks(page).filter((b) => b.lang === 'js');
+    expect(excerpts.length).toBeGreaterThan(0);
+    const notInFile = excerpts.filter((b) => !file.includes(`\n${b.code}\n`)).map((b) => b.line);
+    expect(notInFile, 'lines of the page whose ```js block is not in the example file').toEqual([]);
+  });
+
+  it(`has ${TUTORIAL_COMMANDS} commands, each followed by the answer it gives`, () => {
+    expect(examples.map((e) => e.command.line)).toHaveLength(TUTORIAL_COMMANDS);
+    expect(examples.filter((e) => !e.shown).map(where)).toEqual([]);
+  });
+
+  it('runs every command as the page shows it and gets the answers the page shows', async () => {
+    const ids = new IdMap();
+    const problems: string[] = [];
+    for (const example of examples) {
+      const command = example.command.code.trim();
+      const start = START_AGENT.exec(command);
+      if (start) {
+        // A terminal of its own: the agent keeps running while the next commands are typed.
+        await startAgent(example, start[1] as Role);
+      } else if (command.startsWith('curl ')) {
+        problems.push(...(await runCurl(example, ids)));
+      } else {
+        problems.push(`${where(example)}: this test does not know how to run \`${command}\``);
+      }
+    }
+    const output = agents.map((agent) => agent.output()).join('\n');
+    expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
+    // Every page id met a real one: the commands that named them ran with real ids.
+    expect([...ids.pairs.keys()].every((shown) => /^(exec|run)_/.test(shown))).toBe(true);
+  }, 180_000);
+
+  it("records the writer's execution as a child of the researcher's, as the page says", async () => {
+    const response = await fetch(`${server.url}/api/v1/workflows/wf_octopus/dag`);
+    expect(response.status).toBe(200);
+    const dag = (await response.json()) as {
+      nodes: Array<{ execution_id: string; parent_execution_id: string | null; target: string }>;
+    };
+    const researcher = dag.nodes.find((n) => n.target === 'researcher.collect');
+    const writer = dag.nodes.find((n) => n.target === 'writer.draft');
+    expect(researcher?.parent_execution_id).toBeNull();
+    expect(writer?.parent_execution_id).toBe(researcher?.execution_id);
+  });
+
+  // Not on the page, but in the example's code: the agents pass X-Session-ID on, so a session's
+  // value sits between the workflow's and the global one for both of them.
+  it("passes the caller's X-Session-ID on to memory and to the writer: a session's style wins over global", async () => {
+    const post = (path: string, body: unknown, headers: Record<string, string>) =>
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+    const style = { max_facts: 1, sign_off: '(session)' };
+    const set = await post(
+      '/api/v1/memory/set',
+      { key: 'style', data: style },
+      { 'X-Session-ID': 'sess_s1' },
+    );
+    expect(await set.json()).toMatchObject({ scope: 'session', scope_id: 'sess_s1' });
+
+    const headers = { 'X-Workflow-ID': 'wf_session_check', 'X-Session-ID': 'sess_s1' };
+    const response = await post(
+      '/api/v1/execute/researcher.collect',
+      { input: { topic: 'octopus' } },
+      headers,
+    );
+    const body = (await response.json()) as { status: string; result: unknown };
+    expect(body.status, JSON.stringify(body)).toBe('succeeded');
+    expect(body.result).toEqual({
+      text: 'octopus: An octopus has three hearts. (session)',
+      notes_from: 'workflow',
+      style_from: 'session',
+    });
+  });
+});
