@@ -1,0 +1,272 @@
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
+import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import { SCOPES } from './scopes.ts';
+import { memorySettings } from './settings.ts';
+import { DEFAULT_TOP_K, MAX_METADATA_BYTES, MAX_TOP_K, vectorSchemas } from './vector-schemas.ts';
+import { EXACT_BELOW, HNSW_MAX_DIMENSIONS } from './vector-search.ts';
+
+/*
+ * Vector memory as vector-routes.ts serves it. Requests are the schemas the routes parse with, at
+ * the default dimension limit (the running server's limit is memory.max_vector_dimensions).
+ */
+
+const MAX_DIMENSIONS = memorySettings.maxVectorDimensions.schema.parse(
+  memorySettings.maxVectorDimensions.default,
+);
+const schemas = vectorSchemas(MAX_DIMENSIONS);
+const Timestamp = z.iso.datetime();
+const ScopeOut = z.enum(SCOPES);
+
+const header = (description: string) => z.string().min(1).max(256).optional().meta({ description });
+
+/** The context headers that name scopes (scopes.ts resolves them as for key-value memory). */
+const ScopeHeaders = z.object({
+  'X-Workflow-ID': header('Names the workflow scope: the most specific of the four.'),
+  'X-Session-ID': header('Names the session scope.'),
+  'X-Actor-ID': header('Names the actor scope.'),
+});
+
+const StoredSchema = z
+  .looseObject({
+    key: z.string(),
+    scope: ScopeOut.meta({ description: 'The scope written to.' }),
+    scope_id: z.string().meta({ description: 'Its id (`global` for the global scope).' }),
+    dimensions: z.int().min(1).meta({ description: 'How many numbers the embedding has.' }),
+    created_at: Timestamp.meta({ description: 'When the key was first written in this scope.' }),
+    updated_at: Timestamp.meta({ description: 'When this write happened.' }),
+  })
+  .meta({ id: 'VectorWrite' });
+
+const EntrySchema = z
+  .looseObject({
+    key: z.string(),
+    embedding: z.array(z.number()).meta({
+      description: 'The numbers as stored: float4, so a number may come back rounded (0.1 stays 0.1).',
+    }),
+    metadata: z.record(z.string(), z.unknown()),
+    dimensions: z.int().min(1),
+    scope: ScopeOut.meta({ description: 'The scope the vector came from.' }),
+    scope_id: z.string(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+  })
+  .meta({ id: 'VectorEntry', description: 'A stored vector with its metadata.' });
+
+const DeletedSchema = z
+  .looseObject({
+    key: z.string(),
+    scope: ScopeOut,
+    scope_id: z.string(),
+    deleted: z.boolean().meta({ description: 'False when there was no vector (not an error).' }),
+  })
+  .meta({ id: 'VectorDelete' });
+
+const ResultsSchema = z
+  .looseObject({
+    results: z.array(
+      z.looseObject({
+        key: z.string(),
+        score: z.number().min(-1).max(1).meta({ description: 'Cosine similarity to the query, -1 to 1.' }),
+        metadata: z.record(z.string(), z.unknown()),
+        scope: ScopeOut,
+        scope_id: z.string(),
+      }),
+    ),
+  })
+  .meta({ id: 'VectorSearchResults' });
+
+// ---- examples ----
+
+const embedding = [0.12, -0.48, 0.33, 0.91];
+const metadata = { title: 'Q3 report', content: 'Revenue grew 12 %.', source: 'finance' };
+const stored = {
+  key: 'doc-42',
+  scope: 'workflow',
+  scope_id: 'wf_9',
+  dimensions: 4,
+  created_at: '2026-11-22T06:00:12.031Z',
+  updated_at: '2026-11-22T06:01:00.250Z',
+};
+
+function json(schema: z.ZodType, example: unknown) {
+  return { content: { 'application/json': { schema, example } } };
+}
+
+function body(schema: z.ZodType, examples: Record<string, { summary: string; value: unknown }>) {
+  return { required: true, content: { 'application/json': { schema, examples } } };
+}
+
+const badField = (detail: string, field: string, message: string): ProblemCase => ({
+  code: 'invalid_request',
+  when: 'A field is invalid: a key over 255 characters or with control characters, an embedding that is not 1 to max dimensions finite float4 numbers or is all zeros, metadata or filters that are not an object or hold a NUL character, an unknown scope, a named scope without its id, a context header that is not printable ASCII.',
+  detail,
+  extensions: { errors: [{ field, message }] },
+});
+
+const badEmbedding = badField(
+  'The body is invalid: embedding[2]: must be a finite number a float4 can hold (|x| ≤ 3.4028235e38); got "NaN"',
+  'embedding[2]',
+  'must be a finite number a float4 can hold (|x| ≤ 3.4028235e38); got "NaN"',
+);
+
+const scopeText =
+  'Without `scope`, the write goes to the most specific scope the headers name (workflow, then session, then actor), else global. A named scope takes its id from `scope_id` or its header; without either the write is refused (400).';
+
+function storeOperation(operationId: string, path: string, extra: string): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    tags: ['Memory'],
+    summary: 'Store a vector',
+    description: `Stores \`embedding\` and \`metadata\` under \`key\`, replacing what the key held. ${scopeText} One scope instance holds vectors of one dimension: storing another dimension than its other keys have is a 409 (replacing a key's only vector with another dimension is allowed). Vector writes emit no memory-change events.${extra}`,
+    requestParams: { header: ScopeHeaders },
+    requestBody: body(schemas.StoreBodySchema, {
+      store: { summary: 'A vector with metadata', value: { key: 'doc-42', embedding, metadata } },
+    }),
+    responses: {
+      '200': { description: 'Stored.', ...json(StoredSchema, stored) },
+      ...problemResponses(path, [
+        ...jsonBodyProblems(DEFAULT_BODY_LIMIT, badEmbedding),
+        {
+          code: 'conflict',
+          when: 'The scope instance holds vectors of another dimension under other keys.',
+          detail:
+            'The workflow scope "wf_9" holds vectors of 384 dimensions; this one has 4. One scope holds vectors of one dimension: use another scope, or delete its vectors first.',
+        },
+        {
+          code: 'payload_too_large',
+          when: `The metadata is over ${MAX_METADATA_BYTES} bytes as JSON.`,
+          detail: `The metadata is 70001 bytes as JSON; vector metadata is limited to ${MAX_METADATA_BYTES} bytes.`,
+        },
+      ]),
+    },
+  };
+}
+
+const keyPath = (operation: string) =>
+  badField(
+    `The path is invalid: key: must not contain control characters`,
+    'key',
+    `must not contain control characters (${operation})`,
+  );
+
+export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
+  '/api/v1/memory/vector': {
+    post: storeOperation('storeVector', '/api/v1/memory/vector', ''),
+  },
+  '/api/v1/memory/vector/set': {
+    post: storeOperation(
+      'storeVectorSet',
+      '/api/v1/memory/vector/set',
+      ' The path agent SDKs use; the same operation as `POST /api/v1/memory/vector`.',
+    ),
+  },
+  '/api/v1/memory/vector/{key}': {
+    get: {
+      operationId: 'getVector',
+      tags: ['Memory'],
+      summary: 'Read a vector',
+      description:
+        'Without `scope`, looks in the workflow, session and actor scopes the headers name, in that order, then in global, and answers the first hit; the answer says which scope it came from. With `scope`, looks only there.',
+      requestParams: { path: schemas.KeyPathSchema, query: schemas.KeyQuerySchema, header: ScopeHeaders },
+      responses: {
+        '200': {
+          description: 'The vector.',
+          ...json(EntrySchema, { ...stored, embedding, metadata, updated_at: stored.created_at }),
+        },
+        ...problemResponses('/api/v1/memory/vector/doc-42', [
+          keyPath('or a bad scope, scope_id or context header'),
+          {
+            code: 'not_found',
+            when: 'No vector has this key in the scopes searched, or the named scope has no id in this request.',
+            detail: 'No vector "doc-42" in the workflow, global scopes.',
+          },
+        ]),
+      },
+    },
+    delete: {
+      operationId: 'deleteVector',
+      tags: ['Memory'],
+      summary: 'Delete a vector',
+      description: `Removes the vector of \`key\` from one scope. ${scopeText} Deleting a missing vector is not an error.`,
+      requestParams: { path: schemas.KeyPathSchema, query: schemas.KeyQuerySchema, header: ScopeHeaders },
+      responses: {
+        '200': {
+          description: 'Deleted, or there was nothing to delete.',
+          ...json(DeletedSchema, { key: 'doc-42', scope: 'workflow', scope_id: 'wf_9', deleted: true }),
+        },
+        ...problemResponses('/api/v1/memory/vector/doc-42', [
+          keyPath('or a bad scope, scope_id or context header'),
+        ]),
+      },
+    },
+  },
+  '/api/v1/memory/vector/delete': {
+    post: {
+      operationId: 'deleteVectorByBody',
+      tags: ['Memory'],
+      summary: 'Delete a vector (the path agent SDKs use)',
+      description: `The same as \`DELETE /api/v1/memory/vector/{key}\`, with the key and scope in the body. ${scopeText}`,
+      requestParams: { header: ScopeHeaders },
+      requestBody: body(schemas.DeleteBodySchema, {
+        delete: { summary: 'One key', value: { key: 'doc-42', scope: 'workflow' } },
+      }),
+      responses: {
+        '200': {
+          description: 'Deleted, or there was nothing to delete.',
+          ...json(DeletedSchema, { key: 'doc-42', scope: 'workflow', scope_id: 'wf_9', deleted: false }),
+        },
+        ...problemResponses(
+          '/api/v1/memory/vector/delete',
+          jsonBodyProblems(
+            DEFAULT_BODY_LIMIT,
+            badField(
+              'The body is invalid: key: Too big: expected string to have <=255 characters',
+              'key',
+              'Too big: expected string to have <=255 characters',
+            ),
+          ),
+        ),
+      },
+    },
+  },
+  '/api/v1/memory/vector/search': {
+    post: {
+      operationId: 'searchVectors',
+      tags: ['Memory'],
+      summary: 'Find the most similar vectors',
+      description: `Cosine similarity between the query and the stored vectors of its dimension, best first; equal scores in scope precedence (workflow, session, actor, global), then key order. Without \`scope\`, searches every scope the headers name plus global, merged by score; with \`scope\`, that scope only. Two name sets are accepted, one per request: \`query_embedding\`, \`top_k\`, \`threshold\` (agent SDKs) or \`embedding\`, \`limit\`, \`min_score\`; \`top_k\` is 1 to ${MAX_TOP_K} (default ${DEFAULT_TOP_K}). Where the database has pgvector (\`memory.vector_search\` \`auto\`), searches of up to ${HNSW_MAX_DIMENSIONS} dimensions over ${EXACT_BELOW} or more candidates walk an HNSW index (approximate, \`memory.vector_ef_search\` candidates); otherwise, and always with \`exact\`, every candidate is compared. Scores are computed exactly in both cases.`,
+      requestParams: { header: ScopeHeaders },
+      requestBody: body(schemas.SearchBodySchema, {
+        sdk: {
+          summary: 'As agent SDKs send it',
+          value: { query_embedding: embedding, top_k: 5 },
+        },
+        other: {
+          summary: 'The other name set, with a filter',
+          value: { embedding, limit: 5, min_score: 0.5, filters: { source: 'finance' } },
+        },
+      }),
+      responses: {
+        '200': {
+          description: 'The results, best first (fewer than asked when fewer match).',
+          ...json(ResultsSchema, {
+            results: [{ key: 'doc-42', score: 0.9731, metadata, scope: 'workflow', scope_id: 'wf_9' }],
+          }),
+        },
+        ...problemResponses(
+          '/api/v1/memory/vector/search',
+          jsonBodyProblems(
+            DEFAULT_BODY_LIMIT,
+            badField(
+              'The body is invalid: limit: mixes the two name sets (query_embedding given too): send query_embedding, top_k and threshold, or embedding, limit and min_score',
+              'limit',
+              'mixes the two name sets (query_embedding given too): send query_embedding, top_k and threshold, or embedding, limit and min_score',
+            ),
+          ),
+        ),
+      },
+    },
+  },
+};

@@ -1,0 +1,147 @@
+import { hasPgvector } from '@switchyard/shared/db';
+import type { Knex } from 'knex';
+import type { ValuesOf } from '../../platform/config/setting.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { SCOPES } from './scopes.ts';
+import type { memorySettings } from './settings.ts';
+import {
+  countCandidates,
+  createHnswIndex,
+  hnswIndexExists,
+  searchByDistance,
+  searchByDot,
+  type VectorHit,
+  type VectorQuery,
+} from './vector-repository.ts';
+
+/** HNSW indexes `vector` columns of at most this many dimensions (pgvector's limit). */
+export const HNSW_MAX_DIMENSIONS = 2000;
+
+/**
+ * Below this many candidate vectors (of the query's dimension, in the searched scopes) a search
+ * compares them all instead of walking the graph: exact, and as fast at this size. It also keeps
+ * small scopes away from the graph, where most of what a walk visits belongs to other scopes.
+ */
+export const EXACT_BELOW = 2000;
+
+/**
+ * `pgvector`: HNSW indexes (approximate, fast) where the extension exists; `exact`: every vector
+ * compared in SQL with `memory_vector_dot`.
+ */
+export type VectorEngine = 'pgvector' | 'exact';
+
+export interface VectorSearchDeps {
+  db: Knex;
+  settings: Pick<ValuesOf<typeof memorySettings>, 'vectorSearch' | 'vectorEfSearch'>;
+  log: Logger;
+}
+
+/** Duplicate index (42P07) or a racing catalog insert (23505): another replica created it first. */
+function isDuplicate(error: unknown): boolean {
+  const code = (error as { code?: string }).code;
+  return code === '42P07' || code === '23505';
+}
+
+/**
+ * The search engines and the HNSW indexes they use. `memory.vector_search` `auto` takes pgvector
+ * when the database has it (asked once per process) and exact search otherwise; `exact` always
+ * takes exact search.
+ */
+export function createVectorSearch(deps: VectorSearchDeps) {
+  const { db, settings, log } = deps;
+  let available: Promise<boolean> | undefined;
+  /** Dimensions whose HNSW index is known to exist. */
+  const indexed = new Set<number>();
+
+  async function engine(): Promise<VectorEngine> {
+    if (settings.vectorSearch === 'exact') return 'exact';
+    // Not cached when asking failed (the database was away): the next call asks again.
+    available ??= hasPgvector(db).catch((error: unknown) => {
+      available = undefined;
+      throw error;
+    });
+    return (await available) ? 'pgvector' : 'exact';
+  }
+
+  /** Sets the plan of this transaction's next query: walk the HNSW graph (see searchByDistance). */
+  async function planGraph(trx: Knex.Transaction, topK: number): Promise<void> {
+    // strict_order: when filters (scopes, metadata) reject what the walk finds, it goes on
+    // walking, in distance order, instead of answering fewer than top_k. enable_seqscan off makes
+    // the graph the cheapest plan even where the planner has no statistics.
+    await trx.raw(
+      `select set_config('hnsw.ef_search', ?, true), set_config('hnsw.iterative_scan', 'strict_order', true),
+              set_config('enable_seqscan', 'off', true)`,
+      [String(Math.max(settings.vectorEfSearch, topK))],
+    );
+  }
+
+  /** Sets the plan of this transaction's next query: no index scans, so no graph: exact. */
+  async function planScan(trx: Knex.Transaction): Promise<void> {
+    await trx.raw(`select set_config('enable_indexscan', 'off', true)`);
+  }
+
+  async function nearest(search: VectorQuery): Promise<VectorHit[]> {
+    if (search.query.dimensions > HNSW_MAX_DIMENSIONS) {
+      // No index can exist at this size: pgvector compares every candidate.
+      return searchByDistance(db, search, 'scan');
+    }
+    // On embedded PGlite there is one connection: inside this callback only trx may be used.
+    return db.transaction(async (trx) => {
+      if ((await countCandidates(trx, search, EXACT_BELOW)) < EXACT_BELOW) {
+        await planScan(trx);
+        return searchByDistance(trx, search, 'scan');
+      }
+      await planGraph(trx, search.topK);
+      const hits = await searchByDistance(trx, search, 'graph');
+      if (hits.length >= search.topK) return hits;
+      // Fewer than asked: either fewer vectors match, or the filters rejected everything the walk
+      // reached before hnsw.max_scan_tuples. Only an exact search can tell, and answer.
+      await trx.raw(`select set_config('enable_seqscan', 'on', true)`);
+      await planScan(trx);
+      return searchByDistance(trx, search, 'scan');
+    });
+  }
+
+  return {
+    engine,
+
+    /** The `topK` vectors most similar to the query, best first; ties by scope precedence, then key. */
+    async search(search: VectorQuery): Promise<VectorHit[]> {
+      const hits = (await engine()) === 'pgvector' ? await nearest(search) : await searchByDot(db, search);
+      // The graph orders by pgvector's float4 distance; the answer is ordered by the exact score,
+      // as the exact engine orders it.
+      return hits.sort(compareHits);
+    },
+
+    /**
+     * Makes sure the HNSW index of a dimension exists once a vector of it is stored (pgvector
+     * only, at most HNSW_MAX_DIMENSIONS). Run outside any transaction: CREATE INDEX locks the
+     * table against writes while it builds. Failing to create it is logged, not thrown: the
+     * vector is stored, searches of that dimension are exact until a later store creates it.
+     */
+    async ensureIndex(dimensions: number): Promise<void> {
+      if (dimensions > HNSW_MAX_DIMENSIONS || indexed.has(dimensions)) return;
+      if ((await engine()) !== 'pgvector') return;
+      try {
+        if (!(await hnswIndexExists(db, dimensions))) await createHnswIndex(db, dimensions);
+        indexed.add(dimensions);
+      } catch (error) {
+        if (isDuplicate(error)) {
+          indexed.add(dimensions);
+          return;
+        }
+        log.warn({ err: error, dimensions }, 'could not create the HNSW index of a vector dimension');
+      }
+    },
+  };
+}
+
+export type VectorSearch = ReturnType<typeof createVectorSearch>;
+
+/** Best score first; then scope precedence; then key, compared as UTF-8 bytes like `collate "C"`. */
+export function compareHits(a: VectorHit, b: VectorHit): number {
+  if (a.score !== b.score) return b.score - a.score;
+  const rank = SCOPES.indexOf(a.scope) - SCOPES.indexOf(b.scope);
+  if (rank !== 0) return rank;
+  return Buffer.compare(Buffer.from(a.key), Buffer.from(b.key));
+}
