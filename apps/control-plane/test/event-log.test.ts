@@ -377,3 +377,149 @@ describe('event log ordering with a late-committing older transaction', () => {
     expect(got.names()).toEqual(['waiting']);
   });
 });
+
+describe('event log: onLive', () => {
+  it('tells a follower once when it has caught up: entries before it were the catch-up, entries after it live', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvents(handle.db, [
+      { stream, event: 'old', payload: { n: 0 } },
+      { stream, event: 'old', payload: { n: 1 } },
+    ]);
+    const order: string[] = [];
+    let lives = 0;
+    const got = receiver();
+    await log.follow(
+      stream,
+      '0-0',
+      (entry) => {
+        order.push(entry.event);
+        got.onEntry(entry);
+      },
+      {
+        onLive: () => {
+          lives += 1;
+          order.push('(live)');
+        },
+      },
+    );
+    await got.until(2);
+    await appendEvent(handle.db, stream, 'new', { n: 2 });
+    log.announce(stream);
+    await got.until(3);
+    expect(order).toEqual(['old', 'old', '(live)', 'new']);
+    expect(lives).toBe(1);
+    // Without a cursor there is nothing to catch up on: live at once.
+    let fresh = 0;
+    await log.follow(stream, undefined, () => {}, { onLive: () => fresh++ });
+    expect(fresh).toBe(1);
+  });
+});
+
+describe('event log: page', () => {
+  it('reads a stream oldest first, a page at a time, after an entry, and keeps streams apart', async () => {
+    const log = open();
+    const [stream, other] = [uniqueStream(), uniqueStream()];
+    await appendEvents(handle.db, [
+      ...Array.from({ length: 5 }, (_, n) => ({ stream, event: 'e', payload: { n } })),
+      { stream: other, event: 'elsewhere', payload: { n: 99 } },
+    ]);
+    const first = await log.page(stream, { limit: 2 });
+    expect(first.entries.map((e) => e.payload.n)).toEqual([0, 1]);
+    expect(first.hasMore).toBe(true);
+    expect(first.nextCursor).toBe(first.entries[1]!.id);
+    expect(first.entries[0]).toEqual({
+      id: expect.stringMatching(/^\d+-\d+$/),
+      event: 'e',
+      payload: { n: 0 },
+    });
+    const second = await log.page(stream, { limit: 2, after: first.nextCursor! });
+    expect(second.entries.map((e) => e.payload.n)).toEqual([2, 3]);
+    const last = await log.page(stream, { limit: 2, after: second.nextCursor! });
+    expect(last.entries.map((e) => e.payload.n)).toEqual([4]);
+    expect(last.hasMore).toBe(false);
+    expect(ascending([...first.entries, ...second.entries, ...last.entries])).toBe(true);
+    // Past the end the cursor stays; with nothing at all there is none.
+    expect(await log.page(stream, { limit: 2, after: last.nextCursor! })).toEqual({
+      entries: [],
+      hasMore: false,
+      nextCursor: last.nextCursor,
+    });
+    expect(await log.page(uniqueStream(), { limit: 2 })).toEqual({
+      entries: [],
+      hasMore: false,
+      nextCursor: null,
+    });
+    // The ids are the ones followers receive.
+    const got = receiver();
+    await log.follow(stream, '0-0', got.onEntry);
+    await got.until(5);
+    expect(got.entries.map((e) => e.id)).toEqual(
+      [...first.entries, ...second.entries, ...last.entries].map((e) => e.id),
+    );
+  });
+
+  it('filters by payload fields (equal, and LIKE with escapes) and by recording time, in the database', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvents(handle.db, [
+      { stream, event: 'e', payload: { team: 'a', name: '100%' } },
+      { stream, event: 'e', payload: { team: 'a', name: '1000' } },
+      { stream, event: 'e', payload: { team: 'b', name: '100%' } },
+      { stream, event: 'e', payload: { team: 'a', name: 'x_y' } },
+      { stream, event: 'e', payload: { team: 'a', name: 'xzy' } },
+      { stream, event: 'e', payload: { name: 'a\\b' } },
+    ]);
+    const names = async (options: Omit<Parameters<EventLog['page']>[1], 'limit'>) =>
+      (await log.page(stream, { limit: 100, ...options })).entries.map(
+        (e) => `${e.payload.team}/${e.payload.name}`,
+      );
+    expect(await names({ payloadEquals: { team: 'a' } })).toEqual(['a/100%', 'a/1000', 'a/x_y', 'a/xzy']);
+    expect(await names({ payloadLike: { name: '100\\%' } })).toEqual(['a/100%', 'b/100%']);
+    expect(await names({ payloadLike: { name: '100%' } })).toEqual(['a/100%', 'a/1000', 'b/100%']);
+    expect(await names({ payloadLike: { name: 'x\\_y' } })).toEqual(['a/x_y']);
+    expect(await names({ payloadLike: { name: 'x_y' } })).toEqual(['a/x_y', 'a/xzy']);
+    expect(await names({ payloadLike: { name: 'a\\\\b' } })).toEqual(['undefined/a\\b']);
+    expect(await names({ payloadEquals: { team: 'a' }, payloadLike: { name: '1%' } })).toEqual([
+      'a/100%',
+      'a/1000',
+    ]);
+    // Field names are bound, never spliced into the statement.
+    expect(await names({ payloadEquals: { "team' or '1'='1": 'a' } })).toEqual([]);
+    expect(await names({ since: new Date(Date.now() + 60_000) })).toEqual([]);
+    expect(await names({ since: new Date(Date.now() - 60_000) })).toHaveLength(6);
+  });
+
+  it('refuses a malformed after with invalid_request naming it, and a limit that is not a positive integer', async () => {
+    const log = open();
+    const attempt = log.page(uniqueStream(), { limit: 1, after: '1-2-3' });
+    await expect(attempt).rejects.toBeInstanceOf(ProblemError);
+    await expect(attempt).rejects.toMatchObject({
+      code: 'invalid_request',
+      init: { extensions: { errors: [{ field: 'after', message: 'not an event id' }] } },
+    });
+    for (const limit of [0, -1, 1.5, Number.NaN]) {
+      await expect(log.page(uniqueStream(), { limit })).rejects.toBeInstanceOf(RangeError);
+    }
+  });
+
+  it('holds back an entry newer than a transaction still running, so the next page finds the older one first', async (ctx) => {
+    if (databaseKind(handle.db) !== 'postgres') ctx.skip(); // PGlite runs one transaction at a time
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvent(handle.db, stream, 'first', {});
+    const older = await handle.db.transaction();
+    try {
+      await older.raw('select pg_current_xact_id()');
+      await appendEvent(handle.db, stream, 'newer', {});
+      const page = await log.page(stream, { limit: 10 });
+      expect(page.entries.map((e) => e.event)).toEqual(['first']);
+      await appendEvent(older, stream, 'older', {});
+      await older.commit();
+      const next = await log.page(stream, { limit: 10, after: page.nextCursor! });
+      expect(next.entries.map((e) => e.event)).toEqual(['older', 'newer']);
+    } finally {
+      if (!older.isCompleted()) await older.rollback();
+    }
+  });
+});

@@ -32,6 +32,41 @@ export interface FollowOptions {
    * resuming far back read the log at its reader's pace instead of buffering it all.
    */
   pace?: () => Promise<void>;
+  /**
+   * Called once, when the follower has caught up and joins the shared tail. Entries delivered
+   * before it were read for this follower alone (at its `pace`); entries after it are fanned out
+   * as they are written, and a consumer that cannot keep up with those is the one to drop.
+   */
+  onLive?: () => void;
+}
+
+/** What {@link EventLog.page} reads. */
+export interface PageOptions {
+  /** Start after this entry (an id a reader received), exclusive. */
+  after?: string;
+  /** Only entries recorded at or after this time (the database's clock, when the entry was written). */
+  since?: Date;
+  /** The most entries to return: a positive integer. */
+  limit: number;
+  /** Only entries whose payload has each of these top-level fields equal to the given text. */
+  payloadEquals?: Record<string, string>;
+  /**
+   * Only entries whose payload has each of these top-level fields matching the given SQL LIKE
+   * pattern, with `\` as the escape character (so `\%`, `\_` and `\\` are literal).
+   */
+  payloadLike?: Record<string, string>;
+}
+
+/** One page of a stream, oldest first. */
+export interface EventLogPage {
+  entries: EventLogEntry[];
+  /** True when more entries matched after the last one returned. */
+  hasMore: boolean;
+  /**
+   * The id to pass as `after` for the next page (also when `hasMore` is false, to poll later for
+   * newer entries): the last entry's id, else the `after` given, else null.
+   */
+  nextCursor: string | null;
 }
 
 export interface EventLog {
@@ -53,6 +88,13 @@ export interface EventLog {
     onEntry: (entry: EventLogEntry) => void,
     options?: FollowOptions,
   ): Promise<() => void>;
+  /**
+   * One page of `stream` in log order, read under the same rule as followers: only entries whose
+   * transaction ended before every transaction still running, ordered by (tx, id), so paging on
+   * with `nextCursor` never skips an entry that commits late. Filters run in the database.
+   * Throws ProblemError('invalid_request') for a malformed `after`.
+   */
+  page(stream: string, options: PageOptions): Promise<EventLogPage>;
   /** Deletes entries older than the retention now; resolves with how many went. */
   prune(): Promise<number>;
   /** Starts the periodic retention sweep (safe on every replica at once). */
@@ -148,7 +190,7 @@ async function readHead(db: Knex, stream: string): Promise<Cursor> {
   return row ? { tx: BigInt(row.tx), id: BigInt(row.id) } : ZERO_CURSOR;
 }
 
-function entriesOf(rows: Row[]): Array<EventLogEntry & { cursor: Cursor }> {
+function entriesOf(rows: Array<Omit<Row, 'held_back'>>): Array<EventLogEntry & { cursor: Cursor }> {
   const entries: Array<EventLogEntry & { cursor: Cursor }> = [];
   for (const row of rows) {
     if (row.id === null || row.tx === null || row.event === null) continue;
@@ -157,6 +199,57 @@ function entriesOf(rows: Row[]): Array<EventLogEntry & { cursor: Cursor }> {
     entries.push({ id: formatCursor(cursor), event: row.event, payload, cursor });
   }
   return entries;
+}
+
+/**
+ * The SQL of one page: readAfter's visibility rule (`tx < xmin`, one snapshot) and order, plus the
+ * optional time and payload filters. Payload field names travel as bindings like the values, so no
+ * caller-supplied text is ever spliced into the statement.
+ */
+async function readPage(
+  db: Knex,
+  stream: string,
+  after: Cursor,
+  options: PageOptions,
+): Promise<Array<Omit<Row, 'held_back'>>> {
+  const conditions: string[] = [];
+  const bindings: Array<string | number> = [stream, String(after.tx), String(after.id)];
+  if (options.since) {
+    conditions.push('and e.created_at >= ?::timestamptz');
+    bindings.push(options.since.toISOString());
+  }
+  for (const [field, value] of Object.entries(options.payloadEquals ?? {})) {
+    conditions.push('and e.payload ->> ? = ?');
+    bindings.push(field, value);
+  }
+  for (const [field, pattern] of Object.entries(options.payloadLike ?? {})) {
+    // The escape character (LIKE's default) is named, and bound rather than written as a literal,
+    // so the callers' contract holds whatever standard_conforming_strings says.
+    conditions.push('and e.payload ->> ? like ? escape ?');
+    bindings.push(field, pattern, '\\');
+  }
+  // One more than asked for tells whether another page follows, without a count.
+  bindings.push(options.limit + 1);
+  const result = await db.raw(
+    `with s as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
+     select e.id::text as id, e.tx::text as tx, e.event, e.payload
+     from event_log e, s
+     where e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint)
+     ${conditions.join('\n     ')}
+     order by e.tx, e.id
+     limit ?`,
+    bindings,
+  );
+  return result.rows as Array<Omit<Row, 'held_back'>>;
+}
+
+/** A malformed cursor as the 400 problem a client can act on; `field` names where it came from. */
+function badCursor(text: string, field: string): ProblemError {
+  return new ProblemError(
+    'invalid_request',
+    `"${text.slice(0, 100)}" is not an event id of this stream; send back an id: the server sent.`,
+    { extensions: { errors: [{ field, message: 'not an event id' }] } },
+  );
 }
 
 interface Follower {
@@ -318,14 +411,16 @@ export function createEventLog(deps: EventLogDeps): EventLog {
    * head, which every entry up to is final), then hands it to the tail. The check and the join
    * happen in one synchronous step, so no entry falls between the catch-up and the tail.
    */
-  async function catchUp(
-    tail: Tail,
-    follower: Follower,
-    pace: (() => Promise<void>) | undefined,
-  ): Promise<void> {
+  async function catchUp(tail: Tail, follower: Follower, options: FollowOptions): Promise<void> {
+    const { pace, onLive } = options;
     while (!follower.closed && !tail.stopped) {
       if (compareCursors(follower.cursor, tail.head) >= 0) {
         tail.followers.add(follower);
+        try {
+          onLive?.();
+        } catch (error) {
+          log.error({ err: error }, 'event log follower failed');
+        }
         return;
       }
       const target = tail.head;
@@ -377,26 +472,39 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       let cursor: Cursor | undefined;
       if (after !== undefined) {
         cursor = parseCursor(after);
-        if (!cursor) {
-          throw new ProblemError(
-            'invalid_request',
-            `"${after.slice(0, 100)}" is not an event id of this stream; send back an id: the server sent.`,
-            { extensions: { errors: [{ field: 'Last-Event-ID', message: 'not an event id' }] } },
-          );
-        }
+        if (!cursor) throw badCursor(after, 'Last-Event-ID');
       }
       if (stopped) throw new Error('event log is stopped');
       const tail = tails.get(stream) ?? openTail(stream);
       tail.members += 1;
       await tail.ready;
       const follower: Follower = { cursor: cursor ?? tail.head, onEntry, closed: false };
-      void catchUp(tail, follower, options.pace);
+      void catchUp(tail, follower, options);
       return () => {
         if (follower.closed) return;
         follower.closed = true;
         tail.followers.delete(follower);
         tail.members -= 1;
         if (tail.members === 0 && !tail.stopped) closeTail(tail);
+      };
+    },
+
+    async page(stream, options) {
+      if (!Number.isSafeInteger(options.limit) || options.limit < 1) {
+        throw new RangeError(`page limit must be a positive integer, not ${options.limit}`);
+      }
+      let after = ZERO_CURSOR;
+      if (options.after !== undefined) {
+        const cursor = parseCursor(options.after);
+        if (!cursor) throw badCursor(options.after, 'after');
+        after = cursor;
+      }
+      const entries = entriesOf(await readPage(db, stream, after, options));
+      const page = entries.slice(0, options.limit).map(({ cursor: _cursor, ...entry }) => entry);
+      return {
+        entries: page,
+        hasMore: entries.length > options.limit,
+        nextCursor: page.at(-1)?.id ?? options.after ?? null,
       };
     },
 
