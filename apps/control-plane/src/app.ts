@@ -18,8 +18,14 @@ import { createHealthService, healthOpenApi, healthRouter, storageProbe } from '
 import {
   createMemoryMetrics,
   createMemoryService,
+  createVectorService,
+  memoryEventSocketRouter,
+  memoryEventsOpenApi,
+  memoryEventsRouter,
   memoryOpenApi,
   memoryRouter,
+  vectorMemoryOpenApi,
+  vectorMemoryRouter,
 } from './modules/memory/index.ts';
 import {
   listNodeInstances,
@@ -116,6 +122,13 @@ export function createApp(deps: AppDeps): Koa {
     metrics: memoryMetrics,
     settings: config.memory,
   });
+  const vectors = createVectorService({
+    db: deps.db,
+    clock,
+    metrics: memoryMetrics,
+    settings: config.memory,
+    log,
+  });
 
   const health = createHealthService({
     version: VERSION,
@@ -135,6 +148,9 @@ export function createApp(deps: AppDeps): Koa {
     executionsRouter(runtime.executions),
     executionEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
     memoryRouter({ service: memory, maxValueBytes: config.memory.maxValueBytes }),
+    memoryEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
+    memoryEventSocketRouter({ eventLog: runtime.eventLog, ...streamOptions }),
+    vectorMemoryRouter({ service: vectors, maxVectorDimensions: config.memory.maxVectorDimensions }),
     webhooksRouter({
       db: deps.db,
       clock,
@@ -156,6 +172,8 @@ export function createApp(deps: AppDeps): Koa {
             executionEventsOpenApi,
             webhooksOpenApi,
             memoryOpenApi,
+            memoryEventsOpenApi,
+            vectorMemoryOpenApi,
           ],
         }),
     }),

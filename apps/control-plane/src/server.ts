@@ -9,6 +9,7 @@ import { controlPlaneMigrations } from './migrations/index.ts';
 import type { NodeRuntime } from './modules/nodes/index.ts';
 import { createEventBusFor, type EventBus } from './platform/events/index.ts';
 import { createOpenStreams } from './platform/http/open-streams.ts';
+import { attachUpgrades } from './platform/http/upgrade.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createMetricsRegistry } from './platform/metrics/registry.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
@@ -96,6 +97,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     },
     app.callback(),
   );
+  // WebSocket handshakes pass through the same middleware as every request (auth, logs, problems).
+  attachUpgrades(server, app.callback());
   // Requests Node's parser rejects (bad framing 400, headers too large 431, header timeout 408)
   // never reach the app: they are answered here with the same problem documents, where the socket
   // allows an answer at all.

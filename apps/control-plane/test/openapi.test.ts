@@ -1,12 +1,15 @@
-import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 import { createApp } from '../src/app.ts';
 import { type Config, defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { MAX_RESULT_BYTES } from '../src/modules/executions/agent-client.ts';
 import { EXECUTE_BODY_LIMIT } from '../src/modules/executions/routes.ts';
+import { attachUpgrades } from '../src/platform/http/upgrade.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { deadAgentUrl } from './helpers/agents.ts';
 import { call, registration, uniqueNodeId } from './helpers/control-plane.ts';
@@ -39,6 +42,7 @@ const seen = new Map<string, Set<string>>();
 
 async function listen(app: ReturnType<typeof createApp>): Promise<string> {
   const server = createServer(app.callback());
+  attachUpgrades(server, app.callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   servers.push(server);
   return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -178,8 +182,14 @@ describe('GET /api/v1/openapi.json', () => {
       expect(operation.operationId, where).toMatch(/^[a-z][A-Za-z]+$/);
       expect(operation.summary, where).toEqual(expect.any(String));
       expect(operation.tags?.length, where).toBeGreaterThan(0);
+      // A WebSocket operation succeeds with 101 Switching Protocols, never a 2xx: its 101 counts, and
+      // only when it documents the `Upgrade: websocket` it switches to. Not a weakening: every
+      // other operation still needs a 2xx, and a WebSocket one still needs its success answer.
+      const switches = operation.responses['101']?.headers?.Upgrade?.schema?.const === 'websocket';
       expect(
-        Object.keys(operation.responses).some((status) => status.startsWith('2')),
+        Object.keys(operation.responses).some(
+          (status) => status.startsWith('2') || (switches && status === '101'),
+        ),
         where,
       ).toBe(true);
       expect(operation.responses.default?.content?.['application/problem+json'], where).toBeDefined();
@@ -671,6 +681,119 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', '/api/v1/memory/delete', { key: 'draft' }, { key: false })).status).toBe(
       401,
     );
+  });
+
+  it('memory vectors: store (both paths), read, delete (both), search; 400, 404, 409, 413 and 401', async () => {
+    const headers = { 'X-Workflow-ID': 'wf_oas_vectors' };
+    for (const path of ['/api/v1/memory/vector', '/api/v1/memory/vector/set']) {
+      const stored = await exercise(
+        'POST',
+        path,
+        { key: 'doc-42', embedding: [0.12, -0.48, 0.33, 0.91], metadata: { source: 'finance' } },
+        { headers },
+      );
+      expect(stored.body).toMatchObject({ key: 'doc-42', scope: 'workflow', dimensions: 4 });
+      expect((await exercise('POST', path, { key: 'doc-42', embedding: ['NaN'] }, { headers })).status).toBe(
+        400,
+      );
+      expect((await exercise('POST', path, { key: 'other', embedding: [1, 2, 3] }, { headers })).status).toBe(
+        409,
+      );
+      const big = { key: 'big', embedding: [1, 2, 3, 4], metadata: { text: 'x'.repeat(70_000) } };
+      expect((await exercise('POST', path, big, { headers })).status).toBe(413);
+      expect((await exercise('POST', path, { key: 'doc-42', embedding: [1] }, { key: false })).status).toBe(
+        401,
+      );
+    }
+    const read = await exercise('GET', '/api/v1/memory/vector/doc-42', undefined, { headers });
+    expect(read.body).toMatchObject({ key: 'doc-42', metadata: { source: 'finance' }, dimensions: 4 });
+    expect((await exercise('GET', '/api/v1/memory/vector/absent', undefined, { headers })).status).toBe(404);
+    expect((await exercise('GET', '/api/v1/memory/vector/a%01b')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/memory/vector/doc-42', undefined, { key: false })).status).toBe(
+      401,
+    );
+    const search = '/api/v1/memory/vector/search';
+    const found = await exercise(
+      'POST',
+      search,
+      { query_embedding: [0.1, -0.5, 0.3, 0.9], top_k: 3 },
+      { headers },
+    );
+    expect(found.body.results).toMatchObject([{ key: 'doc-42', scope: 'workflow' }]);
+    expect((await exercise('POST', search, { query_embedding: [1, 0], limit: 2 })).status).toBe(400);
+    const wide = { query_embedding: [1, 2], filters: { text: 'x'.repeat(1024 * 1024) } };
+    expect((await exercise('POST', search, wide)).status).toBe(413);
+    expect((await exercise('POST', search, { embedding: [1, 2] }, { key: false })).status).toBe(401);
+    const removed = await exercise('DELETE', '/api/v1/memory/vector/doc-42', undefined, { headers });
+    expect(removed.body).toMatchObject({ key: 'doc-42', deleted: true });
+    expect((await exercise('DELETE', '/api/v1/memory/vector/doc-42?scope=tenant')).status).toBe(400);
+    expect((await exercise('DELETE', '/api/v1/memory/vector/doc-42', undefined, { key: false })).status).toBe(
+      401,
+    );
+    const old = '/api/v1/memory/vector/delete';
+    expect((await exercise('POST', old, { key: 'doc-42' }, { headers })).body.deleted).toBe(false);
+    expect((await exercise('POST', old, { key: 'doc-42', scope: 'actor' })).status).toBe(400);
+    expect((await exercise('POST', old, bodyOfSize(1024 * 1024 + 1))).status).toBe(413);
+    expect((await exercise('POST', old, { key: 'doc-42' }, { key: false })).status).toBe(401);
+  });
+
+  it('memory events: SSE and history 200, the WebSocket 101; 400 and 401 for each', async () => {
+    const record = (template: string, status: number) => {
+      const key = `GET ${template}`;
+      seen.set(key, new Set([...(seen.get(key) ?? []), String(status)]));
+    };
+    const sse = '/api/v1/memory/events/sse';
+    const abort = new AbortController();
+    const response = await fetch(`${base}${sse}?scope=global`, { headers: AUTH, signal: abort.signal });
+    const first = new TextDecoder().decode((await response.body!.getReader().read()).value);
+    abort.abort();
+    const recorded = { method: 'GET', path: sse, contentType: response.headers.get('content-type') };
+    validator.expectMatches({ ...recorded, status: response.status, body: first });
+    record(sse, response.status);
+    expect(first).toMatch(/^retry: \d+\n/);
+    expect((await exercise('GET', `${sse}?key=`)).status).toBe(400);
+    expect((await exercise('GET', sse, undefined, { key: false })).status).toBe(401);
+
+    const history = '/api/v1/memory/events/history';
+    await exercise('POST', '/api/v1/memory/set', { key: 'oas-event', data: 1, scope: 'global' });
+    const page = await exercise('GET', `${history}?key=oas-*&limit=1`);
+    expect(page.body.events).toMatchObject([{ key: 'oas-event', type: 'memory_change' }]);
+    expect((await exercise('GET', `${history}?limit=0`)).status).toBe(400);
+    expect((await exercise('GET', history, undefined, { key: false })).status).toBe(401);
+
+    const ws = '/api/v1/memory/events/ws';
+    const wsBase = base.replace(/^http/, 'ws');
+    const socket = new WebSocket(`${wsBase}${ws}?api_key=${KEY}`);
+    const [upgrade] = (await once(socket, 'upgrade')) as [IncomingMessage];
+    validator.expectMatches({
+      method: 'GET',
+      path: ws,
+      status: upgrade.statusCode!,
+      contentType: null,
+      body: '',
+    });
+    record(ws, upgrade.statusCode!);
+    expect(upgrade.statusCode).toBe(101);
+    socket.close();
+    await once(socket, 'close');
+    // Refused handshakes are problem documents too.
+    const refused = new WebSocket(`${wsBase}${ws}`);
+    refused.on('error', () => {});
+    const [, answer] = (await once(refused, 'unexpected-response')) as [unknown, IncomingMessage];
+    let text = '';
+    for await (const chunk of answer) text += chunk;
+    const body = JSON.parse(text);
+    validator.expectMatches({
+      ...recorded,
+      path: ws,
+      contentType: answer.headers['content-type']!,
+      status: answer.statusCode!,
+      body,
+    });
+    record(ws, answer.statusCode!);
+    expect(answer.statusCode).toBe(401);
+    // A plain GET is not a handshake: 400, telling the client to open a WebSocket.
+    expect((await exercise('GET', ws)).status).toBe(400);
   });
 
   it('exercised every documented status of every operation', () => {

@@ -9,6 +9,8 @@ import { createNodeRuntime, type NodeRuntime } from '../../src/modules/nodes/run
 import type { CountActiveExecutions, ShutdownNotifier } from '../../src/modules/nodes/service.ts';
 import type { NodeHealthSettings, NodeLifecycleSettings } from '../../src/modules/nodes/settings.ts';
 import { createInProcessEventBus, type EventBus } from '../../src/platform/events/index.ts';
+import type { OpenStreams } from '../../src/platform/http/open-streams.ts';
+import { attachUpgrades } from '../../src/platform/http/upgrade.ts';
 import { createMetricsRegistry, type MetricsRegistry } from '../../src/platform/metrics/registry.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { type ManualClock, manualClock } from './clock.ts';
@@ -39,6 +41,8 @@ export interface TestControlPlaneOptions {
   countActiveExecutions?: CountActiveExecutions;
   drainPollMs?: number;
   sseKeepAliveMs?: number;
+  /** Registry of open streams (SSE, WebSocket), for tests of a shutdown ending them. */
+  streams?: OpenStreams;
   events?: EventBus;
   /** Changes to the default configuration (execution queue, auth, ...). */
   config?: (config: Config) => void;
@@ -86,9 +90,11 @@ export async function startTestControlPlane(
     runtime: parts,
     metrics,
     sseKeepAliveMs: options.sseKeepAliveMs,
+    streams: options.streams,
     log,
   });
   const server = createServer(app.callback());
+  attachUpgrades(server, app.callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   return {
