@@ -1,9 +1,9 @@
 import Router from '@koa/router';
 import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
+import { readCallerContext } from '../../platform/http/context-headers.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import { MAX_RESULT_BYTES } from './agent-client.ts';
-import { readCallerContext } from '../../platform/http/context-headers.ts';
 import type { ExecutionLogs } from './logs.ts';
 import { entriesOf } from './logs.ts';
 import type { ExecutionQueries } from './queries.ts';
