@@ -34,8 +34,10 @@ import {
   commandExamples,
   fencedBlocks,
   IdMap,
+  parseSse,
   runShell,
   shapeDifferences,
+  sseDifferences,
   startShell,
 } from '../support/doc-examples.ts';
 import { freePort } from '../support/free-port.ts';
@@ -49,7 +51,7 @@ const EXAMPLE = join(ROOT, 'examples/shared-memory/agents.mjs');
  * The ```bash blocks of the tutorial. A new block must be runnable by this test: raise the count
  * once it is (every block is run by the loop below, which refuses commands it cannot run).
  */
-const TUTORIAL_COMMANDS = 12;
+const TUTORIAL_COMMANDS = 13;
 
 /** Numbers that are measurements, different on every run. */
 const MEASURED = new Set(['duration_ms']);
@@ -59,12 +61,16 @@ const PAGE_AGENTS = { researcher: '127.0.0.1:8002', writer: '127.0.0.1:8003' } a
 type Role = keyof typeof PAGE_AGENTS;
 const START_AGENT = /^node examples\/shared-memory\/agents\.mjs (researcher|writer)$/;
 const READ_RETRY_MS = 20_000;
+/** How long a stream may take to show the events the page shows once the commands ran. */
+const STREAM_WAIT_MS = 10_000;
 
 let server: ControlPlaneProcess;
 let database: ThrowawayDatabase;
 let workDir: string;
 const agentPorts = {} as Record<Role, number>;
 const agents: BackgroundCommand[] = [];
+/** `curl -N` streams the page leaves running, each with the example that started it. */
+const streams: Array<{ example: CommandExample; curl: BackgroundCommand }> = [];
 
 /** The page's addresses replaced by the ones of this run. */
 function localize(text: string): string {
@@ -136,6 +142,37 @@ async function startAgent(example: CommandExample, role: Role): Promise<void> {
   }
 }
 
+/**
+ * Starts a `curl -N` stream as the page does (another terminal) and waits for the lines the page
+ * shows before its first event (`retry:`, `: connected`): from then on every change is streamed.
+ */
+async function startStream(example: CommandExample): Promise<void> {
+  const curl = startShell(localize(example.command.code.trim()), { cwd: ROOT });
+  streams.push({ example, curl });
+  expect(example.shown?.lang, where(example)).toBe('text');
+  const preamble = example.shown!.code.split(/\n\s*\n/)[0]!;
+  for (const line of preamble.split('\n').filter((l) => l.trim() !== '')) await curl.waitFor(line);
+}
+
+/**
+ * What a stream printed, once the commands after it ran, compared with the page: waits until it
+ * has as many events as the page shows (or STREAM_WAIT_MS), then compares them all.
+ */
+async function checkStream({ example, curl }: (typeof streams)[number], ids: IdMap): Promise<string[]> {
+  const expected = parseSse(`${example.shown!.code}\n\n`).events.length;
+  const deadline = Date.now() + STREAM_WAIT_MS;
+  while (parseSse(curl.stdout()).events.length < expected && Date.now() < deadline) {
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  const problems = sseDifferences(curl.stdout(), example.shown!.code, {
+    measured: MEASURED,
+    ids,
+    rewrite: localize,
+  });
+  if (problems.length > 0) problems.push(`the whole stream:\n${curl.stdout()}`);
+  return problems.map((p) => `${where(example)} \`${localize(example.command.code.trim())}\`: ${p}`);
+}
+
 beforeAll(async () => {
   try {
     execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
@@ -150,7 +187,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all(agents.map((agent) => agent.stop()));
+  await Promise.all([...streams.map((s) => s.curl), ...agents].map((command) => command.stop()));
   await server?.stop();
   await database?.drop();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
@@ -182,12 +219,16 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
       if (start) {
         // A terminal of its own: the agent keeps running while the next commands are typed.
         await startAgent(example, start[1] as Role);
+      } else if (command.startsWith('curl -N ')) {
+        // Another terminal too: the stream shows what the commands after it change.
+        await startStream(example);
       } else if (command.startsWith('curl ')) {
         problems.push(...(await runCurl(example, ids)));
       } else {
         problems.push(`${where(example)}: this test does not know how to run \`${command}\``);
       }
     }
+    for (const stream of streams) problems.push(...(await checkStream(stream, ids)));
     const output = agents.map((agent) => agent.output()).join('\n');
     expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
     // Every page id met a real one: the commands that named them ran with real ids.
@@ -236,5 +277,85 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
       notes_from: 'workflow',
       style_from: 'session',
     });
+  });
+});
+
+// The stream comparison the test above relies on must be able to fail.
+describe('comparing a stream with the one a page shows (sseDifferences)', () => {
+  const change = (key: string, timestamp: string) =>
+    `data: {"type":"memory_change","key":"${key}","data":{"n":1},"timestamp":"${timestamp}"}`;
+  const shown = [
+    'retry: 3000',
+    ': connected',
+    '',
+    'id: 7512-4081',
+    'event: memory_change',
+    change('style', '2026-11-22T06:40:30.335Z'),
+    '',
+    'id: 7514-4083',
+    'event: memory_change',
+    change('notes', '2026-11-22T06:40:38.353Z'),
+  ].join('\n');
+  const rules = () => ({ measured: new Set<string>(), ids: new IdMap() });
+
+  it('accepts the same events with other ids and timestamps, and keep-alives anywhere', () => {
+    const real = [
+      'retry: 3000',
+      ': connected',
+      '',
+      'id: 3-1',
+      'event: memory_change',
+      change('style', '2026-12-01T10:00:00.000Z'),
+      '',
+      ': keep-alive',
+      '',
+      'id: 15-2',
+      'event: memory_change',
+      change('notes', '2026-12-01T10:00:01.000Z'),
+      '',
+      '',
+    ].join('\n');
+    expect(sseDifferences(real, shown, rules())).toEqual([]);
+  });
+
+  it('reports a missing or unfinished event, another name, another value and an id of another shape', () => {
+    const first = [
+      'retry: 3000',
+      '',
+      'id: 3-1',
+      'event: memory_change',
+      change('style', '2026-12-01T10:00:00.000Z'),
+    ];
+    expect(sseDifferences(`${first.join('\n')}\n\n`, shown, rules())).toEqual(['expected 2 events, got 1']);
+    // The second event has not received its closing blank line yet.
+    const unfinished = [
+      ...first,
+      '',
+      'id: 4-2',
+      'event: memory_change',
+      change('notes', '2026-12-01T10:00:00.000Z'),
+    ];
+    expect(sseDifferences(`${unfinished.join('\n')}\n`, shown, rules())).toEqual([
+      'expected 2 events, got 1',
+    ]);
+    const wrong = [
+      'retry: 1000',
+      '',
+      'id: abc',
+      'event: memory_change',
+      change('style', '2026-12-01T10:00:00.000Z'),
+      '',
+      'id: 4-2',
+      'event: other',
+      change('draft', '2026-12-01T10:00:00.000Z'),
+      '',
+      '',
+    ].join('\n');
+    expect(sseDifferences(wrong, shown, rules())).toEqual([
+      'retry: expected 3000, got 1000',
+      'event 1: expected an id like 7512-4081, got abc',
+      'event 2: expected event: memory_change, got other',
+      'event 2 data.key: expected "notes", got "draft"',
+    ]);
   });
 });

@@ -241,6 +241,8 @@ export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRu
 /** A command left running in the background (`node agent.mjs`), with what it printed. */
 export interface BackgroundCommand {
   output(): string;
+  /** What it printed on stdout alone (curl's progress meter goes to stderr when stdout is a pipe). */
+  stdout(): string;
   /** Resolves once `text` has been printed; rejects if the command exits first or `timeoutMs` passes. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
   /** SIGTERM to its process group (as Ctrl-C reaches a terminal's foreground job), SIGKILL after 5 s. */
@@ -259,13 +261,17 @@ export function startShell(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stdout = '';
   let exited = false;
   const listeners = new Set<() => void>();
   const record = (chunk: string) => {
     output += chunk;
     for (const listener of [...listeners]) listener();
   };
-  child.stdout.setEncoding('utf8').on('data', record);
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    record(chunk);
+  });
   child.stderr.setEncoding('utf8').on('data', record);
   const done = new Promise<void>((resolve) =>
     child.once('exit', () => {
@@ -283,6 +289,7 @@ export function startShell(
   };
   return {
     output: () => output,
+    stdout: () => stdout,
     waitFor(text, timeoutMs = 30_000) {
       return new Promise((resolve, reject) => {
         const finish = (error?: Error) => {
@@ -317,4 +324,90 @@ export function startShell(
       clearTimeout(timer);
     },
   };
+}
+
+// ---- Server-Sent Events as a page shows them --------------------------------------------------
+
+/** One event of a Server-Sent Events stream, its fields as sent. */
+export interface SseEvent {
+  id?: string;
+  event?: string;
+  /** The `data:` lines, joined with newlines. */
+  data: string;
+}
+
+/**
+ * A Server-Sent Events text as a client reads it: its last `retry:` value and its events, in
+ * order. Comment lines (`: keep-alive`) are left out, since keep-alives arrive whenever the timer
+ * fires; an event still missing its closing blank line is not complete yet and is left out too.
+ */
+export function parseSse(text: string): { retry?: string; events: SseEvent[] } {
+  const events: SseEvent[] = [];
+  let retry: string | undefined;
+  let fields: { id?: string; event?: string; data: string[] } = { data: [] };
+  for (const line of text.split(/\r\n|\r|\n/).slice(0, -1)) {
+    if (line === '') {
+      if (fields.data.length > 0) {
+        const { data, ...rest } = fields;
+        events.push({ ...rest, data: data.join('\n') });
+      }
+      fields = { data: [] };
+      continue;
+    }
+    if (line.startsWith(':')) continue;
+    const colon = line.indexOf(':');
+    const name = colon === -1 ? line : line.slice(0, colon);
+    const value = colon === -1 ? '' : line.slice(colon + 1).replace(/^ /, '');
+    if (name === 'data') fields.data.push(value);
+    else if (name === 'id' || name === 'event') fields[name] = value;
+    else if (name === 'retry') retry = value;
+  }
+  return { retry, events };
+}
+
+/**
+ * Where a real SSE text differs from the one a page shows, as `path: problem` lines. The same
+ * `retry:`, the same number of events, each with the same `event:`; an `id:` where the page shows
+ * one, of the same shape (ids are opaque cursors: `7512-4081` stands for any `<digits>-<digits>`);
+ * `data:` compared as JSON with {@link shapeDifferences} when the page's is JSON, else as text.
+ */
+export function sseDifferences(actual: string, shown: string, rules: ShapeRules): string[] {
+  const real = parseSse(actual);
+  // A page's block ends without the blank line that closes its last event.
+  const page = parseSse(`${shown}\n\n`);
+  const problems: string[] = [];
+  if (page.retry !== undefined && real.retry !== page.retry) {
+    problems.push(`retry: expected ${page.retry}, got ${real.retry ?? 'none'}`);
+  }
+  if (real.events.length !== page.events.length) {
+    return [...problems, `expected ${page.events.length} events, got ${real.events.length}`];
+  }
+  const shape = (id: string) => id.replace(/[0-9]+/g, '9').replace(/[a-z]+/gi, 'a');
+  for (const [index, expected] of page.events.entries()) {
+    const got = real.events[index]!;
+    const path = `event ${index + 1}`;
+    if (got.event !== expected.event) {
+      problems.push(`${path}: expected event: ${expected.event}, got ${got.event ?? 'none'}`);
+    }
+    if (expected.id !== undefined && (got.id === undefined || shape(got.id) !== shape(expected.id))) {
+      problems.push(`${path}: expected an id like ${expected.id}, got ${got.id ?? 'none'}`);
+    }
+    let shownData: unknown;
+    try {
+      shownData = JSON.parse(expected.data);
+    } catch {
+      if (got.data !== expected.data)
+        problems.push(`${path}: expected data: ${expected.data}, got ${got.data}`);
+      continue;
+    }
+    let gotData: unknown;
+    try {
+      gotData = JSON.parse(got.data);
+    } catch {
+      problems.push(`${path}: data is not JSON: ${got.data}`);
+      continue;
+    }
+    problems.push(...shapeDifferences(gotData, shownData, rules, `${path} data`));
+  }
+  return problems;
 }
