@@ -683,7 +683,7 @@ describe('search engines', () => {
     const place = (ref: ScopeRef, key: string, i: number) => {
       const centroid = centroids[i % centroids.length] as number[];
       const embedding = gaussian(next, DIMS).map((x, d) => (centroid[d] as number) + 0.35 * x);
-      const metadata = { group: i % 5, parity: i % 2 === 0 ? 'even' : 'odd' };
+      const metadata = { group: i % 5, parity: i % 2 === 0 ? 'even' : 'odd', kind: 'doc' };
       stored.push({ ...ref, key, embedding: embedding.map((x) => Math.fround(x)), metadata });
       return { ref, key, embedding: encodeEmbedding(embedding), metadata: JSON.stringify(metadata) };
     };
@@ -739,6 +739,8 @@ describe('search engines', () => {
   cases.push({ name: 'global, top 50', body: { top_k: 50 }, refs: [GLOBAL] });
   cases.push({ name: 'global, top 1', body: { top_k: 1 }, refs: [GLOBAL] });
   cases.push({ name: 'global, filtered', body: { top_k: 10, filters: { group: 2 } }, refs: [GLOBAL] });
+  // Matches every vector: too many to compare them all, so the graph is walked with the filter.
+  cases.push({ name: 'global, broad filter', body: { top_k: 10, filters: { kind: 'doc' } }, refs: [GLOBAL] });
   cases.push({
     name: 'global, two filters',
     body: { top_k: 20, filters: { group: 3, parity: 'odd' } },
@@ -822,16 +824,24 @@ describe('search engines', () => {
     const listen = (query: { sql: string; bindings?: unknown[] }) =>
       ran.push({ sql: query.sql, bindings: query.bindings ?? [] });
     db.on('query', listen);
-    try {
-      const answer = await call(auto.base, 'POST', '/api/v1/memory/vector/search', {
-        query_embedding: gaussian(random(7), DIMS),
-        top_k: 5,
-      });
+    const walked = async (filters?: Record<string, unknown>) => {
+      ran.length = 0;
+      const body = { query_embedding: gaussian(random(7), DIMS), top_k: 5, filters };
+      const answer = await call(auto.base, 'POST', '/api/v1/memory/vector/search', body);
       expect(answer.body.results).toHaveLength(5);
+      return ran.find((q) => q.sql.includes('<=>') && q.sql.includes('chr(31)'));
+    };
+    let graph: (typeof ran)[number] | undefined;
+    try {
+      if (pgvector) {
+        // A broad filter walks the graph too; a selective one (480 matches) compares them all.
+        expect(await walked({ kind: 'doc' })).toBeDefined();
+        expect(await walked({ group: 1 })).toBeUndefined();
+      }
+      graph = await walked();
     } finally {
       db.off('query', listen);
     }
-    const graph = ran.find((q) => q.sql.includes('<=>') && q.sql.includes('chr(31)'));
     if (!pgvector) {
       expect(ran.some((q) => q.sql.includes('memory_vector_dot') && !q.sql.includes('<=>'))).toBe(true);
       expect(graph).toBeUndefined();
