@@ -124,7 +124,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
           {
             code: 'not_found',
             when: 'The key is in none of the scopes searched, or the named scope has no id in this request (agent SDKs read 404 as "not set" and try the next scope).',
-            detail: 'No memory key "draft" in the workflow, global scopes.',
+            detail: 'No memory key "draft" in the workflow and global scopes.',
           },
         ]),
       },
