@@ -35,12 +35,11 @@ import {
   fencedBlocks,
   IdMap,
   parseSse,
-  runShell,
-  shapeDifferences,
   sseDifferences,
   startShell,
 } from '../support/doc-examples.ts';
 import { freePort } from '../support/free-port.ts';
+import { createPageRunner, type PageRunner } from '../support/page-commands.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -60,17 +59,13 @@ const PAGE_CONTROL_PLANE = 'http://127.0.0.1:8080';
 const PAGE_AGENTS = { researcher: '127.0.0.1:8002', writer: '127.0.0.1:8003' } as const;
 type Role = keyof typeof PAGE_AGENTS;
 const START_AGENT = /^node examples\/shared-memory\/agents\.mjs (researcher|writer)$/;
-const READ_RETRY_MS = 20_000;
-/** How long a stream may take to show the events the page shows once the commands ran. */
-const STREAM_WAIT_MS = 10_000;
 
 let server: ControlPlaneProcess;
 let database: ThrowawayDatabase;
 let workDir: string;
 const agentPorts = {} as Record<Role, number>;
 const agents: BackgroundCommand[] = [];
-/** `curl -N` streams the page leaves running, each with the example that started it. */
-const streams: Array<{ example: CommandExample; curl: BackgroundCommand }> = [];
+let runner: PageRunner;
 
 /** The page's addresses replaced by the ones of this run. */
 function localize(text: string): string {
@@ -81,54 +76,6 @@ function localize(text: string): string {
   return out;
 }
 
-function where(example: CommandExample): string {
-  return `${TUTORIAL.slice(ROOT.length)}:${example.command.line}`;
-}
-
-/** Whether the command only reads: repeating it changes nothing. */
-function onlyReads(command: string): boolean {
-  return !/\s-X\s|\s-d\s|--data/.test(command);
-}
-
-/**
- * Runs one `curl` example and compares its answer with the page's ```json block; returns the
- * problems (none when it matches). Pairs the ids of a matching answer into `ids`.
- */
-async function runCurl(example: CommandExample, ids: IdMap): Promise<string[]> {
-  const command = ids.substitute(localize(example.command.code));
-  const deadline = Date.now() + (onlyReads(command) ? READ_RETRY_MS : 0);
-  for (;;) {
-    const result = await runShell(command, { cwd: ROOT, timeoutMs: 30_000 });
-    let problems: string[];
-    let answer: unknown;
-    try {
-      answer = JSON.parse(result.stdout);
-    } catch {
-      answer = undefined;
-    }
-    if (result.code !== 0) {
-      problems = [`curl exited with ${result.code}: ${result.stderr.trim()}`];
-    } else if (example.shown?.lang !== 'json') {
-      problems = [`the page shows no JSON answer after it (found ${example.shown?.lang ?? 'nothing'})`];
-    } else if (answer === undefined) {
-      problems = [`the answer is not JSON: ${result.stdout.slice(0, 500)}`];
-    } else {
-      const attempt = ids.clone();
-      problems = shapeDifferences(answer, JSON.parse(example.shown.code), {
-        measured: MEASURED,
-        ids: attempt,
-        rewrite: localize,
-      });
-      if (problems.length === 0) ids.adopt(attempt);
-      else problems.push(`the whole answer: ${result.stdout}`);
-    }
-    if (problems.length === 0 || Date.now() > deadline) {
-      return problems.map((p) => `${where(example)} \`${command.replace(/\s*\\\n\s*/g, ' ')}\`: ${p}`);
-    }
-    await new Promise((done) => setTimeout(done, 250));
-  }
-}
-
 /** Starts one of the two agents as the page does, and waits for the lines the page shows. */
 async function startAgent(example: CommandExample, role: Role): Promise<void> {
   const agent = startShell(example.command.code.trim(), {
@@ -136,41 +83,10 @@ async function startAgent(example: CommandExample, role: Role): Promise<void> {
     env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPorts[role]) },
   });
   agents.push(agent);
-  expect(example.shown?.lang, where(example)).toBe('text');
+  expect(example.shown?.lang, runner.where(example)).toBe('text');
   for (const line of example.shown!.code.split('\n').filter((l) => l.trim() !== '')) {
     await agent.waitFor(localize(line));
   }
-}
-
-/**
- * Starts a `curl -N` stream as the page does (another terminal) and waits for the lines the page
- * shows before its first event (`retry:`, `: connected`): from then on every change is streamed.
- */
-async function startStream(example: CommandExample): Promise<void> {
-  const curl = startShell(localize(example.command.code.trim()), { cwd: ROOT });
-  streams.push({ example, curl });
-  expect(example.shown?.lang, where(example)).toBe('text');
-  const preamble = example.shown!.code.split(/\n\s*\n/)[0]!;
-  for (const line of preamble.split('\n').filter((l) => l.trim() !== '')) await curl.waitFor(line);
-}
-
-/**
- * What a stream printed, once the commands after it ran, compared with the page: waits until it
- * has as many events as the page shows (or STREAM_WAIT_MS), then compares them all.
- */
-async function checkStream({ example, curl }: (typeof streams)[number], ids: IdMap): Promise<string[]> {
-  const expected = parseSse(`${example.shown!.code}\n\n`).events.length;
-  const deadline = Date.now() + STREAM_WAIT_MS;
-  while (parseSse(curl.stdout()).events.length < expected && Date.now() < deadline) {
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  const problems = sseDifferences(curl.stdout(), example.shown!.code, {
-    measured: MEASURED,
-    ids,
-    rewrite: localize,
-  });
-  if (problems.length > 0) problems.push(`the whole stream:\n${curl.stdout()}`);
-  return problems.map((p) => `${where(example)} \`${localize(example.command.code.trim())}\`: ${p}`);
 }
 
 beforeAll(async () => {
@@ -184,10 +100,12 @@ beforeAll(async () => {
   server = await startControlPlaneProcess({ dir: workDir, databaseUrl: database.url });
   agentPorts.researcher = await freePort();
   agentPorts.writer = await freePort();
+  runner = createPageRunner({ page: TUTORIAL.slice(ROOT.length), cwd: ROOT, localize, measured: MEASURED });
 });
 
 afterAll(async () => {
-  await Promise.all([...streams.map((s) => s.curl), ...agents].map((command) => command.stop()));
+  await runner?.stop();
+  await Promise.all(agents.map((command) => command.stop()));
   await server?.stop();
   await database?.drop();
   if (workDir) rmSync(workDir, { recursive: true, force: true });
@@ -207,7 +125,7 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
 
   it(`has ${TUTORIAL_COMMANDS} commands, each followed by the answer it gives`, () => {
     expect(examples.map((e) => e.command.line)).toHaveLength(TUTORIAL_COMMANDS);
-    expect(examples.filter((e) => !e.shown).map(where)).toEqual([]);
+    expect(examples.filter((e) => !e.shown).map(runner.where)).toEqual([]);
   });
 
   it('runs every command as the page shows it and gets the answers the page shows', async () => {
@@ -221,14 +139,14 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
         await startAgent(example, start[1] as Role);
       } else if (command.startsWith('curl -N ')) {
         // Another terminal too: the stream shows what the commands after it change.
-        await startStream(example);
+        await runner.startStream(example);
       } else if (command.startsWith('curl ')) {
-        problems.push(...(await runCurl(example, ids)));
+        problems.push(...(await runner.runCurl(example, ids)));
       } else {
-        problems.push(`${where(example)}: this test does not know how to run \`${command}\``);
+        problems.push(`${runner.where(example)}: this test does not know how to run \`${command}\``);
       }
     }
-    for (const stream of streams) problems.push(...(await checkStream(stream, ids)));
+    problems.push(...(await runner.checkStreams(ids)));
     const output = agents.map((agent) => agent.output()).join('\n');
     expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
     // Every page id met a real one: the commands that named them ran with real ids.

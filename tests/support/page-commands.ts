@@ -1,0 +1,134 @@
+import {
+  type BackgroundCommand,
+  type CommandExample,
+  type IdMap,
+  parseSse,
+  runShell,
+  shapeDifferences,
+  sseDifferences,
+  startShell,
+} from './doc-examples.ts';
+
+/**
+ * Runs the `curl` commands of a documentation page as a reader would, and compares what they
+ * print with what the page shows. Shared by the tests that hold pages to the running control
+ * plane (tutorials, concept and API pages).
+ *
+ * - A `curl` that changes something (`-X`, `-d`) runs exactly once; one that only reads is repeated
+ *   for up to `readRetryMs` until its answer matches (a reader running it a moment later).
+ * - A `curl -N` is a stream left running in another terminal: `startStream` waits for the lines the
+ *   page shows before its first event, and `checkStreams` compares everything it printed, once the
+ *   commands after it ran, with the ```text block the page shows.
+ * - Answers are compared with `shapeDifferences`/`sseDifferences`: same keys, same values, except
+ *   timestamps, `measured` numbers and generated ids (paired page id → real id in `ids`).
+ */
+export interface PageRunnerOptions {
+  /** The page's path relative to the repository root, for messages. */
+  page: string;
+  /** Where commands run (the repository root). */
+  cwd: string;
+  /** The page's addresses replaced by the ones of this run (applied to commands and answers). */
+  localize: (text: string) => string;
+  /** Keys whose numbers are measurements (any number ≥ 0 matches). */
+  measured?: ReadonlySet<string>;
+  readRetryMs?: number;
+  /** How long a stream may take to show the events the page shows. */
+  streamWaitMs?: number;
+}
+
+export function createPageRunner(options: PageRunnerOptions) {
+  const measured = options.measured ?? new Set<string>();
+  const readRetryMs = options.readRetryMs ?? 20_000;
+  const streamWaitMs = options.streamWaitMs ?? 10_000;
+  const { localize } = options;
+  const streams: Array<{ example: CommandExample; curl: BackgroundCommand }> = [];
+
+  const where = (example: CommandExample) => `${options.page}:${example.command.line}`;
+  const onlyReads = (command: string) => !/\s-X\s|\s-d\s|--data/.test(command);
+
+  return {
+    where,
+
+    /** Runs one `curl` example; the problems (none when its answer matches the page's JSON). */
+    async runCurl(example: CommandExample, ids: IdMap): Promise<string[]> {
+      const command = ids.substitute(localize(example.command.code));
+      const deadline = Date.now() + (onlyReads(command) ? readRetryMs : 0);
+      for (;;) {
+        const result = await runShell(command, { cwd: options.cwd, timeoutMs: 30_000 });
+        let problems: string[];
+        let answer: unknown;
+        try {
+          answer = JSON.parse(result.stdout);
+        } catch {
+          answer = undefined;
+        }
+        if (result.code !== 0) {
+          problems = [`curl exited with ${result.code}: ${result.stderr.trim()}`];
+        } else if (example.shown?.lang !== 'json') {
+          problems = [`the page shows no JSON answer after it (found ${example.shown?.lang ?? 'nothing'})`];
+        } else if (answer === undefined) {
+          problems = [`the answer is not JSON: ${result.stdout.slice(0, 500)}`];
+        } else {
+          const attempt = ids.clone();
+          problems = shapeDifferences(answer, JSON.parse(example.shown.code), {
+            measured,
+            ids: attempt,
+            rewrite: localize,
+          });
+          if (problems.length === 0) ids.adopt(attempt);
+          else problems.push(`the whole answer: ${result.stdout}`);
+        }
+        if (problems.length === 0 || Date.now() > deadline) {
+          return problems.map((p) => `${where(example)} \`${command.replace(/\s*\\\n\s*/g, ' ')}\`: ${p}`);
+        }
+        await new Promise((done) => setTimeout(done, 250));
+      }
+    },
+
+    /**
+     * Starts a `curl -N` stream as the page does (another terminal) and waits for the lines the
+     * page shows before its first event (`retry:`, `: connected`): from then on every change is
+     * streamed to it.
+     */
+    async startStream(example: CommandExample): Promise<void> {
+      if (example.shown?.lang !== 'text')
+        throw new Error(`${where(example)}: a stream needs a \`\`\`text block after it`);
+      const curl = startShell(localize(example.command.code.trim()), { cwd: options.cwd });
+      streams.push({ example, curl });
+      const preamble = example.shown.code.split(/\n\s*\n/)[0]!;
+      for (const line of preamble.split('\n').filter((l) => l.trim() !== '')) await curl.waitFor(line);
+    },
+
+    /**
+     * What each stream printed, compared with the page: waits until it has as many events as the
+     * page shows (or `streamWaitMs`), then compares them all.
+     */
+    async checkStreams(ids: IdMap): Promise<string[]> {
+      const problems: string[] = [];
+      for (const { example, curl } of streams) {
+        const expected = parseSse(`${example.shown!.code}\n\n`).events.length;
+        const deadline = Date.now() + streamWaitMs;
+        while (parseSse(curl.stdout()).events.length < expected && Date.now() < deadline) {
+          await new Promise((done) => setTimeout(done, 100));
+        }
+        const found = sseDifferences(curl.stdout(), example.shown!.code, {
+          measured,
+          ids,
+          rewrite: localize,
+        });
+        if (found.length > 0) found.push(`the whole stream:\n${curl.stdout()}`);
+        problems.push(
+          ...found.map((p) => `${where(example)} \`${localize(example.command.code.trim())}\`: ${p}`),
+        );
+      }
+      return problems;
+    },
+
+    /** Ends the streams. */
+    async stop(): Promise<void> {
+      await Promise.all(streams.map((stream) => stream.curl.stop()));
+    },
+  };
+}
+
+export type PageRunner = ReturnType<typeof createPageRunner>;
