@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import { MemoryScopeHeaders } from './openapi.ts';
 import { SCOPES } from './scopes.ts';
 import { memorySettings } from './settings.ts';
 import { DEFAULT_TOP_K, MAX_METADATA_BYTES, MAX_TOP_K, vectorSchemas } from './vector-schemas.ts';
@@ -18,15 +19,6 @@ const MAX_DIMENSIONS = memorySettings.maxVectorDimensions.schema.parse(
 const schemas = vectorSchemas(MAX_DIMENSIONS);
 const Timestamp = z.iso.datetime();
 const ScopeOut = z.enum(SCOPES);
-
-const header = (description: string) => z.string().min(1).max(256).optional().meta({ description });
-
-/** The context headers that name scopes (scopes.ts resolves them as for key-value memory). */
-const ScopeHeaders = z.object({
-  'X-Workflow-ID': header('Names the workflow scope: the most specific of the four.'),
-  'X-Session-ID': header('Names the session scope.'),
-  'X-Actor-ID': header('Names the actor scope.'),
-});
 
 const StoredSchema = z
   .looseObject({
@@ -120,7 +112,7 @@ function storeOperation(operationId: string, path: string, extra: string): ZodOp
     tags: ['Memory'],
     summary: 'Store a vector',
     description: `Stores \`embedding\` and \`metadata\` under \`key\`, replacing what the key held. ${scopeText} One scope instance holds vectors of one dimension: storing another dimension than its other keys have is a 409 (replacing a key's only vector with another dimension is allowed). Vector writes emit no memory-change events.${extra}`,
-    requestParams: { header: ScopeHeaders },
+    requestParams: { header: MemoryScopeHeaders },
     requestBody: body(schemas.StoreBodySchema, {
       store: { summary: 'A vector with metadata', value: { key: 'doc-42', embedding, metadata } },
     }),
@@ -169,7 +161,11 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       summary: 'Read a vector',
       description:
         'Without `scope`, looks in the workflow, session and actor scopes the headers name, in that order, then in global, and answers the first hit; the answer says which scope it came from. With `scope`, looks only there.',
-      requestParams: { path: schemas.KeyPathSchema, query: schemas.KeyQuerySchema, header: ScopeHeaders },
+      requestParams: {
+        path: schemas.KeyPathSchema,
+        query: schemas.KeyQuerySchema,
+        header: MemoryScopeHeaders,
+      },
       responses: {
         '200': {
           description: 'The vector.',
@@ -190,7 +186,11 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       tags: ['Memory'],
       summary: 'Delete a vector',
       description: `Removes the vector of \`key\` from one scope. ${scopeText} Deleting a missing vector is not an error.`,
-      requestParams: { path: schemas.KeyPathSchema, query: schemas.KeyQuerySchema, header: ScopeHeaders },
+      requestParams: {
+        path: schemas.KeyPathSchema,
+        query: schemas.KeyQuerySchema,
+        header: MemoryScopeHeaders,
+      },
       responses: {
         '200': {
           description: 'Deleted, or there was nothing to delete.',
@@ -208,7 +208,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       tags: ['Memory'],
       summary: 'Delete a vector (the path agent SDKs use)',
       description: `The same as \`DELETE /api/v1/memory/vector/{key}\`, with the key and scope in the body. ${scopeText}`,
-      requestParams: { header: ScopeHeaders },
+      requestParams: { header: MemoryScopeHeaders },
       requestBody: body(schemas.DeleteBodySchema, {
         delete: { summary: 'One key', value: { key: 'doc-42', scope: 'workflow' } },
       }),
@@ -237,7 +237,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       tags: ['Memory'],
       summary: 'Find the most similar vectors',
       description: `Cosine similarity between the query and the stored vectors of its dimension, best first; equal scores in scope precedence (workflow, session, actor, global), then key order. Without \`scope\`, searches every scope the headers name plus global, merged by score; with \`scope\`, that scope only. Two name sets are accepted, one per request: \`query_embedding\`, \`top_k\`, \`threshold\` (agent SDKs) or \`embedding\`, \`limit\`, \`min_score\`; \`top_k\` is 1 to ${MAX_TOP_K} (default ${DEFAULT_TOP_K}). Where the database has pgvector (\`memory.vector_search\` \`auto\`), searches of up to ${HNSW_MAX_DIMENSIONS} dimensions among ${EXACT_BELOW} or more candidates (stored vectors of the query's dimension in the searched scopes that match the filters) walk an HNSW index (approximate, \`memory.vector_ef_search\` candidates kept); otherwise, and always with \`exact\`, every candidate is compared. Scores are computed exactly either way.`,
-      requestParams: { header: ScopeHeaders },
+      requestParams: { header: MemoryScopeHeaders },
       requestBody: body(schemas.SearchBodySchema, {
         sdk: {
           summary: 'As agent SDKs send it',

@@ -1,8 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { readCallerContext } from '../../platform/http/context-headers.ts';
 import { parseJsonBody, parseWith } from '../../platform/http/request-body.ts';
-import type { ScopeRequest } from './scopes.ts';
+import { scopeRequest } from './routes.ts';
 import type { VectorEntry, VectorHit } from './vector-repository.ts';
 import { vectorSchemas } from './vector-schemas.ts';
 import type { StoredVector, VectorService } from './vector-service.ts';
@@ -11,15 +10,6 @@ export interface VectorMemoryRouterDeps {
   service: VectorService;
   /** memory.max_vector_dimensions: longer embeddings are refused while parsing (400). */
   maxVectorDimensions: number;
-}
-
-/** The scope part of a request: its context headers plus `scope` and `scope_id` of body or query. */
-function scopeOf(ctx: Context, fields: { scope?: ScopeRequest['scope']; scope_id?: string }): ScopeRequest {
-  return {
-    context: readCallerContext((name) => ctx.get(name)),
-    scope: fields.scope,
-    scopeId: fields.scope_id,
-  };
 }
 
 function storedView(stored: StoredVector) {
@@ -61,7 +51,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
 
   const store = async (ctx: Context) => {
     const body = await parseJsonBody(ctx, schemas.StoreBodySchema);
-    const stored = await service.store(scopeOf(ctx, body), body);
+    const stored = await service.store(scopeRequest(ctx, body), body);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = storedView(stored);
   };
@@ -70,14 +60,14 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
 
   router.post('/api/v1/memory/vector/search', async (ctx) => {
     const body = await parseJsonBody(ctx, schemas.SearchBodySchema);
-    const hits = await service.search(scopeOf(ctx, body), body);
+    const hits = await service.search(scopeRequest(ctx, body), body);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { results: hits.map(hitView) };
   });
 
   router.post('/api/v1/memory/vector/delete', async (ctx) => {
     const body = await parseJsonBody(ctx, schemas.DeleteBodySchema);
-    const { ref, deleted } = await service.delete(scopeOf(ctx, body), body.key);
+    const { ref, deleted } = await service.delete(scopeRequest(ctx, body), body.key);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { key: body.key, scope: ref.scope, scope_id: ref.scopeId, deleted };
   });
@@ -85,7 +75,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
   router.get('/api/v1/memory/vector/:key', async (ctx) => {
     const { key } = parseWith(schemas.KeyPathSchema, ctx.params, 'path');
     const query = parseWith(schemas.KeyQuerySchema, ctx.query, 'query');
-    const entry = await service.get(scopeOf(ctx, query), key);
+    const entry = await service.get(scopeRequest(ctx, query), key);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = entryView(entry);
   });
@@ -93,7 +83,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
   router.delete('/api/v1/memory/vector/:key', async (ctx) => {
     const { key } = parseWith(schemas.KeyPathSchema, ctx.params, 'path');
     const query = parseWith(schemas.KeyQuerySchema, ctx.query, 'query');
-    const { ref, deleted } = await service.delete(scopeOf(ctx, query), key);
+    const { ref, deleted } = await service.delete(scopeRequest(ctx, query), key);
     ctx.set('Cache-Control', 'no-store');
     ctx.body = { key, scope: ref.scope, scope_id: ref.scopeId, deleted };
   });
