@@ -125,6 +125,8 @@ export function shellEnv(): NodeJS.ProcessEnv {
 
 /** An id as the control plane makes them: a prefix, `_`, 26 Crockford base32 characters. */
 const ID = /^([a-z][a-z0-9]*)_[0-9a-hjkmnp-tv-z]{26}$/;
+/** An event id of the control plane's event log (`<tx>-<id>`), as streams and histories write them. */
+const EVENT_ID = /^\d+-\d+$/;
 /** An ISO 8601 timestamp in UTC with milliseconds, as every answer writes them. */
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
@@ -180,7 +182,8 @@ export interface ShapeRules {
 /**
  * Where `actual` differs from the `shown` JSON of a page, as `path: problem` lines (none when it
  * matches). Objects must have the same keys; arrays the same length; values must be equal, except
- * ids (same prefix, paired through `rules.ids`), timestamps (any timestamp) and measured numbers.
+ * ids (same prefix, paired through `rules.ids`), event ids (paired too), timestamps (any timestamp)
+ * and measured numbers.
  */
 export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRules, path = '$'): string[] {
   const show = (value: unknown) => JSON.stringify(value);
@@ -190,6 +193,12 @@ export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRu
       if (idShown) {
         if (typeof actual !== 'string' || ID.exec(actual)?.[1] !== idShown[1])
           return [`${path}: expected an id ${idShown[1]}_…, got ${show(actual)}`];
+        const problem = rules.ids.pair(shown, actual);
+        return problem ? [`${path}: ${problem}`] : [];
+      }
+      if (EVENT_ID.test(shown)) {
+        if (typeof actual !== 'string' || !EVENT_ID.test(actual))
+          return [`${path}: expected an event id like ${shown}, got ${show(actual)}`];
         const problem = rules.ids.pair(shown, actual);
         return problem ? [`${path}: ${problem}`] : [];
       }

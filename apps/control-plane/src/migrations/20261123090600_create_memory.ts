@@ -32,7 +32,7 @@ export const createMemory: Migration = {
       table.primary(['scope', 'scope_id', 'key']);
       table.index(['scope', 'scope_id', 'dimensions'], 'memory_vectors_scope_dimensions_idx');
     });
-    // Inlined by the planner (SQL language, immutable): exact search without pgvector.
+    // Exact search without pgvector: cosine similarity is this dot product over the stored norms.
     await db.raw(`
       create function memory_vector_dot(a real[], b real[]) returns double precision
       language sql immutable parallel safe

@@ -1,0 +1,83 @@
+/**
+ * Issue 10: the memory pages show what runs. Each page's ```bash blocks are run in a real shell,
+ * in page order, against a control-plane process of its own (a fresh database, as a reader who
+ * just started one), and each answer must have the shape of the ```json block the page shows
+ * after the command (tests/support/page-commands.ts: same keys and values, except timestamps and
+ * ids, which are paired). A `curl -N` stream keeps running while the commands after it run, and
+ * must print the events the page shows.
+ *
+ * Substituted: `http://127.0.0.1:8080`, the control plane's default address, becomes the server
+ * under test. Nothing else is.
+ *
+ * Needs `curl` and `bash` on PATH.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { commandExamples, IdMap } from '../support/doc-examples.ts';
+import { createPageRunner } from '../support/page-commands.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const PAGE_CONTROL_PLANE = 'http://127.0.0.1:8080';
+
+/** The pages, each with how many commands it shows (a new one must be runnable: raise it then). */
+const PAGES = {
+  'content/concepts/memory.md': 3,
+  'content/concepts/vector-memory.md': 2,
+  'content/api/memory.md': 14,
+} as const;
+
+beforeAll(() => {
+  try {
+    execFileSync('bash', ['-c', 'command -v curl'], { stdio: 'ignore' });
+  } catch {
+    throw new Error('the memory pages use curl, which is not on PATH: install it (apt-get install curl)');
+  }
+});
+
+for (const [page, commands] of Object.entries(PAGES)) {
+  describe(page, () => {
+    let server: ControlPlaneProcess;
+    let database: ThrowawayDatabase;
+    let workDir: string;
+    const localize = (text: string) => text.split(PAGE_CONTROL_PLANE).join(server.url);
+    const runner = createPageRunner({ page, cwd: ROOT, localize });
+    const examples = commandExamples(readFileSync(join(ROOT, page), 'utf8'));
+
+    beforeAll(async () => {
+      workDir = mkdtempSync(join(tmpdir(), 'sy-memory-pages-'));
+      database = await throwawayDatabase('sy_memory_pages');
+      server = await startControlPlaneProcess({ dir: workDir, databaseUrl: database.url });
+    });
+
+    afterAll(async () => {
+      await runner.stop();
+      await server?.stop();
+      await database?.drop();
+      if (workDir) rmSync(workDir, { recursive: true, force: true });
+    });
+
+    it(`has ${commands} commands, each followed by the answer it gives`, () => {
+      expect(examples).toHaveLength(commands);
+      expect(examples.filter((e) => !e.shown).map(runner.where)).toEqual([]);
+    });
+
+    it('runs every command as the page shows it and gets the answers the page shows', async () => {
+      const ids = new IdMap();
+      const problems: string[] = [];
+      for (const example of examples) {
+        const command = example.command.code.trim();
+        if (command.startsWith('curl -N ')) await runner.startStream(example);
+        else if (command.startsWith('curl ')) problems.push(...(await runner.runCurl(example, ids)));
+        else problems.push(`${runner.where(example)}: this test does not know how to run \`${command}\``);
+      }
+      problems.push(...(await runner.checkStreams(ids)));
+      expect(problems, `control plane:\n${server.output()}`).toEqual([]);
+    }, 120_000);
+  });
+}
