@@ -321,6 +321,55 @@ describe('event log', () => {
   });
 });
 
+describe('event log: large payloads', () => {
+  // A memory change carries a value of up to 1 MiB: a read of 256 of them at once would hold
+  // hundreds of MiB in the process. Reads and pages stop at 8 MiB of payload instead.
+  const MIB = 1024 * 1024;
+  const big = (n: number) => ({ n, pad: 'x'.repeat(MIB) });
+
+  it('pages at most about 8 MiB of payload at a time, and paging on still yields every entry once, in order', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvents(
+      handle.db,
+      Array.from({ length: 20 }, (_, n) => ({ stream, event: 'big', payload: big(n) })),
+    );
+    const first = await log.page(stream, { limit: 1000 });
+    expect(first.entries.length).toBeGreaterThan(0);
+    expect(first.entries.length).toBeLessThanOrEqual(9);
+    expect(first.hasMore).toBe(true);
+    const seen: number[] = [];
+    let after: string | undefined;
+    for (let pages = 0; pages < 10; pages++) {
+      const page = await log.page(stream, { limit: 1000, after });
+      seen.push(...page.entries.map((entry) => entry.payload.n as number));
+      after = page.nextCursor ?? undefined;
+      if (!page.hasMore) break;
+    }
+    expect(seen).toEqual(Array.from({ length: 20 }, (_, n) => n));
+  });
+
+  it('catches a follower up over large payloads in byte-bounded reads, every entry once, in order', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvents(
+      handle.db,
+      Array.from({ length: 20 }, (_, n) => ({ stream, event: 'big', payload: big(n) })),
+    );
+    const got = receiver();
+    let paces = 0;
+    await log.follow(stream, '0-0', got.onEntry, {
+      pace: async () => {
+        paces += 1;
+      },
+    });
+    await got.until(20);
+    expect(got.entries.map((entry) => entry.payload.n)).toEqual(Array.from({ length: 20 }, (_, n) => n));
+    // The reads were cut by size, so the follower was paced between them.
+    expect(paces).toBeGreaterThanOrEqual(2);
+  });
+});
+
 describe('event log ordering with a late-committing older transaction', () => {
   it('holds back a newer entry until an older transaction commits, then delivers both in (tx, id) order', async (ctx) => {
     if (databaseKind(handle.db) !== 'postgres') ctx.skip(); // PGlite runs one transaction at a time

@@ -12,6 +12,12 @@ export const EVENT_LOG_TOPIC = 'event_log';
 
 /** Rows per query: the tail's wake-up reads and a follower's catch-up reads. */
 const BATCH = 256;
+/**
+ * Payload bytes (as JSON text) per read: a batch or page ends early once this much is read, with
+ * at least one entry. Payloads can be large (a memory change carries a value of up to a MiB), and
+ * a full batch of those would hold hundreds of MiB in the process at once.
+ */
+const BATCH_BYTES = 8 * 1024 * 1024;
 /** Rows per DELETE of the retention sweep, so pruning never holds one huge transaction. */
 const PRUNE_BATCH = 10_000;
 /** First and longest delay of a re-read while a committed entry is held back by an older transaction. */
@@ -145,6 +151,34 @@ interface Row {
   event: string | null;
   payload: Record<string, unknown> | string | null;
   held_back: boolean;
+  /** Rows the read found before the byte bound cut it (the same on every row). */
+  found: number | null;
+}
+
+/**
+ * The entries of one read in log order, at most `limit`, ended early by BATCH_BYTES: `before` is
+ * the size of the payloads ahead of a row, so the first row always passes. `found` (rows before the
+ * cut) tells a reader whether more may follow. `where` holds the read's conditions on `e`.
+ */
+function boundedRead(where: string): string {
+  return `select c.id, c.tx, c.event, c.payload, c.found from (
+       select b.*, count(*) over () as found from (
+         select e.id::text as id, e.tx::text as tx, e.event, e.payload,
+                sum(octet_length(e.payload::text)) over w - octet_length(e.payload::text) as before
+         from event_log e, s
+         where ${where}
+         window w as (order by e.tx, e.id)
+         order by e.tx, e.id
+         limit ?
+       ) b
+     ) c where c.before < ${BATCH_BYTES}`;
+}
+
+/** Whether a read may have left entries behind: it hit its row limit, or the byte bound cut it. */
+function readWasFull(rows: Array<Pick<Row, 'id' | 'found'>>, limit: number): boolean {
+  const returned = rows.filter((row) => row.id !== null).length;
+  const found = Number(rows[0]?.found ?? 0);
+  return found >= limit || returned < found;
 }
 
 /**
@@ -165,14 +199,11 @@ async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor 
      held as (
        select exists (select 1 from event_log e, s where e.stream = ? and e.tx >= s.xmin) as held_back
      )
-     select r.id, r.tx, r.event, r.payload, held.held_back
+     select r.id, r.tx, r.event, r.payload, r.found, held.held_back
      from held left join lateral (
-       select e.id::text as id, e.tx::text as tx, e.event, e.payload
-       from event_log e, s
-       where e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}
-       order by e.tx, e.id
-       limit ?
-     ) r on true`,
+       ${boundedRead(`e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}`)}
+     ) r on true
+     order by r.tx::xid8, r.id::bigint`,
     bindings,
   );
   return result.rows as Row[];
@@ -232,12 +263,11 @@ async function readPage(
   bindings.push(options.limit + 1);
   const result = await db.raw(
     `with s as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
-     select e.id::text as id, e.tx::text as tx, e.event, e.payload
-     from event_log e, s
-     where e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint)
-     ${conditions.join('\n     ')}
-     order by e.tx, e.id
-     limit ?`,
+     select r.* from (
+       ${boundedRead(`e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint)
+       ${conditions.join('\n       ')}`)}
+     ) r
+     order by r.tx::xid8, r.id::bigint`,
     bindings,
   );
   return result.rows as Array<Omit<Row, 'held_back'>>;
@@ -336,7 +366,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
           if (tail.stopped) return;
           heldBack = rows[0]?.held_back ?? false;
           const entries = entriesOf(rows);
-          full = entries.length === BATCH;
+          full = readWasFull(rows, BATCH);
           // Head and fan-out change together, in one synchronous step: a follower that joins
           // between two reads is exactly at the head and misses nothing.
           for (const entry of entries) {
@@ -425,17 +455,20 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       }
       const target = tail.head;
       let entries: Array<EventLogEntry & { cursor: Cursor }>;
+      let full: boolean;
       try {
-        entries = entriesOf(await readAfter(db, tail.stream, follower.cursor, target));
+        const rows = await readAfter(db, tail.stream, follower.cursor, target);
+        entries = entriesOf(rows);
+        full = readWasFull(rows, BATCH);
       } catch (error) {
         log.error({ err: error, stream: tail.stream }, 'event log catch-up read failed; retrying');
         await new Promise((done) => setTimeout(done, safetyPollMs).unref());
         continue;
       }
       for (const entry of entries) deliverTo(follower, entry);
-      // Fewer than a batch: nothing is left up to the target (older entries may have been pruned).
-      if (entries.length < BATCH && compareCursors(follower.cursor, target) < 0) follower.cursor = target;
-      if (pace && entries.length === BATCH) await pace();
+      // Not full: nothing is left up to the target (older entries may have been pruned).
+      if (!full && compareCursors(follower.cursor, target) < 0) follower.cursor = target;
+      if (pace && full) await pace();
     }
   }
 
@@ -499,11 +532,13 @@ export function createEventLog(deps: EventLogDeps): EventLog {
         if (!cursor) throw badCursor(options.after, 'after');
         after = cursor;
       }
-      const entries = entriesOf(await readPage(db, stream, after, options));
+      const rows = await readPage(db, stream, after, options);
+      const entries = entriesOf(rows);
       const page = entries.slice(0, options.limit).map(({ cursor: _cursor, ...entry }) => entry);
       return {
         entries: page,
-        hasMore: entries.length > options.limit,
+        // One more than asked was read: it, or a cut by the byte bound, says more follow.
+        hasMore: entries.length > options.limit || readWasFull(rows, options.limit + 1),
         nextCursor: page.at(-1)?.id ?? options.after ?? null,
       };
     },
