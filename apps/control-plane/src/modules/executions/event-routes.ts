@@ -1,11 +1,16 @@
 import type { ServerResponse } from 'node:http';
 import Router from '@koa/router';
-import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { type EventLog, type EventLogEntry, isCursor } from '../../platform/events/event-log.ts';
 import { parseWith } from '../../platform/http/request-body.ts';
-import { type EventStream, type EventStreamOptions, openEventStream } from '../../platform/http/sse.ts';
+import {
+  CURSOR_MESSAGE,
+  type EventStream,
+  type EventStreamOptions,
+  openEventStream,
+  resumeAfter,
+} from '../../platform/http/sse.ts';
 import { EXECUTIONS_STREAM, isExecutionEventName } from './events.ts';
 
 export interface ExecutionEventsRouterDeps extends EventStreamOptions {
@@ -13,9 +18,6 @@ export interface ExecutionEventsRouterDeps extends EventStreamOptions {
 }
 
 export const EXECUTION_EVENTS_PATH = '/api/ui/v1/executions/events';
-
-const cursorMessage =
-  'not an event id this server sent (expected <tx>-<id>, as in the frames\u2019 id: lines)';
 
 /** The query of GET /api/ui/v1/executions/events; event-openapi.ts documents this schema. */
 export const ExecutionEventsQuerySchema = z.object({
@@ -32,7 +34,7 @@ export const ExecutionEventsQuerySchema = z.object({
     .max(500)
     .optional()
     .meta({ description: 'Only events of executions of this target (`agent.function`).' }),
-  last_event_id: z.string().refine(isCursor, cursorMessage).optional().meta({
+  last_event_id: z.string().refine(isCursor, CURSOR_MESSAGE).optional().meta({
     description:
       'Resume after this event id, for clients that cannot set the `Last-Event-ID` header; the header wins when both are sent (a reconnecting EventSource sends the newer id in the header).',
     example: '7512-4081',
@@ -59,18 +61,6 @@ export function executionEventFrame(
   }
   const data = JSON.stringify({ type: entry.event, ...entry.payload });
   return `id: ${entry.id}\nevent: ${entry.event}\ndata: ${data}\n\n`;
-}
-
-/** Where to resume: the Last-Event-ID header, else ?last_event_id=, else only new events. */
-function resumeAfter(ctx: Context, query: ExecutionEventsQuery): string | undefined {
-  const header = ctx.get('last-event-id').trim();
-  if (header === '') return query.last_event_id;
-  if (!isCursor(header)) {
-    throw new ProblemError('invalid_request', `The Last-Event-ID header is invalid: ${cursorMessage}.`, {
-      extensions: { errors: [{ field: 'Last-Event-ID', message: cursorMessage }] },
-    });
-  }
-  return header;
 }
 
 /**
@@ -102,7 +92,7 @@ export function executionEventsRouter(deps: ExecutionEventsRouterDeps): Router {
   const highWater = (deps.maxBufferedBytes ?? 1024 * 1024) / 4;
   router.get(EXECUTION_EVENTS_PATH, async (ctx) => {
     const query = parseWith(ExecutionEventsQuerySchema, ctx.query, 'query');
-    const after = resumeAfter(ctx, query);
+    const after = resumeAfter(ctx, query.last_event_id);
     if (ctx.method === 'HEAD') {
       openEventStream(ctx, deps);
       return;

@@ -1,12 +1,17 @@
 import type { ServerResponse } from 'node:http';
 import Router from '@koa/router';
-import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import { z } from 'zod';
 import { type EventLog, type EventLogEntry, isCursor } from '../../platform/events/event-log.ts';
 import { createFrameQueue, type FrameQueue, type FrameSink } from '../../platform/http/frame-queue.ts';
 import { parseWith } from '../../platform/http/request-body.ts';
-import { type EventStream, type EventStreamOptions, openEventStream } from '../../platform/http/sse.ts';
+import {
+  CURSOR_MESSAGE,
+  type EventStream,
+  type EventStreamOptions,
+  openEventStream,
+  resumeAfter,
+} from '../../platform/http/sse.ts';
 import {
   type CompiledMemoryFilters,
   compileMemoryFilters,
@@ -25,10 +30,7 @@ export const MEMORY_EVENTS_HISTORY_PATH = '/api/v1/memory/events/history';
 export const HISTORY_DEFAULT_LIMIT = 100;
 export const HISTORY_MAX_LIMIT = 1000;
 
-const cursorMessage =
-  'not an event id this server sent (expected <tx>-<id>, as in the frames\u2019 id: lines)';
-
-const CursorSchema = z.string().refine(isCursor, cursorMessage);
+const CursorSchema = z.string().refine(isCursor, CURSOR_MESSAGE);
 
 /** The query of the live streams (SSE and WebSocket); event-openapi.ts documents this schema. */
 export const MemoryEventsQuerySchema = z.object({
@@ -104,18 +106,6 @@ function sseFrame(event: MemoryEventView): string {
   return `id: ${id}\nevent: ${MEMORY_CHANGE}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-/** Where an SSE client resumes: the Last-Event-ID header, else ?last_event_id=, else only new events. */
-function resumeAfter(ctx: Context, query: MemoryEventsQuery): string | undefined {
-  const header = ctx.get('last-event-id').trim();
-  if (header === '') return query.last_event_id;
-  if (!isCursor(header)) {
-    throw new ProblemError('invalid_request', `The Last-Event-ID header is invalid: ${cursorMessage}.`, {
-      extensions: { errors: [{ field: 'Last-Event-ID', message: cursorMessage }] },
-    });
-  }
-  return header;
-}
-
 /**
  * Follows the memory stream for one subscriber, frames in `queue`: frames read while catching up
  * are paced by the queue's room, later ones are live. The follower is registered when this
@@ -163,7 +153,7 @@ export function memoryEventsRouter(deps: MemoryEventsRouterDeps): Router {
 
   router.get(MEMORY_EVENTS_SSE_PATH, async (ctx) => {
     const query = parseWith(MemoryEventsQuerySchema, ctx.query, 'query');
-    const after = resumeAfter(ctx, query);
+    const after = resumeAfter(ctx, query.last_event_id);
     if (ctx.method === 'HEAD') {
       openEventStream(ctx, deps);
       return;

@@ -1,4 +1,6 @@
+import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
+import { isCursor } from '../events/event-log.ts';
 import type { OpenStreams } from './open-streams.ts';
 
 /** A comment line: keeps idle connections (and proxies in between) from timing out. */
@@ -85,4 +87,24 @@ export function openEventStream(ctx: Context, options: EventStreamOptions = {}):
   res.on('close', () => stream.close());
   res.on('error', () => stream.close());
   return stream;
+}
+
+/** Why a text is not an event id, as every stream's 400 says it. */
+export const CURSOR_MESSAGE =
+  'not an event id this server sent (expected <tx>-<id>, as in the frames\u2019 id: lines)';
+
+/**
+ * Where an SSE client resumes: the Last-Event-ID header (a reconnecting EventSource sends the
+ * newest id there, so it wins), else `fromQuery` (`?last_event_id=`, already checked by the
+ * route's schema), else undefined: only new events. A malformed header is a 400.
+ */
+export function resumeAfter(ctx: Context, fromQuery: string | undefined): string | undefined {
+  const header = ctx.get('last-event-id').trim();
+  if (header === '') return fromQuery;
+  if (!isCursor(header)) {
+    throw new ProblemError('invalid_request', `The Last-Event-ID header is invalid: ${CURSOR_MESSAGE}.`, {
+      extensions: { errors: [{ field: 'Last-Event-ID', message: CURSOR_MESSAGE }] },
+    });
+  }
+  return header;
 }
