@@ -68,15 +68,7 @@ for (const [page, commands] of Object.entries(PAGES)) {
     });
 
     it('runs every command as the page shows it and gets the answers the page shows', async () => {
-      const ids = new IdMap();
-      const problems: string[] = [];
-      for (const example of examples) {
-        const command = example.command.code.trim();
-        if (command.startsWith('curl -N ')) await runner.startStream(example);
-        else if (command.startsWith('curl ')) problems.push(...(await runner.runCurl(example, ids)));
-        else problems.push(`${runner.where(example)}: this test does not know how to run \`${command}\``);
-      }
-      problems.push(...(await runner.checkStreams(ids)));
+      const problems = await runner.runAll(examples, new IdMap());
       expect(problems, `control plane:\n${server.output()}`).toEqual([]);
     }, 120_000);
   });

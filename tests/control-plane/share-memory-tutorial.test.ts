@@ -130,23 +130,13 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
 
   it('runs every command as the page shows it and gets the answers the page shows', async () => {
     const ids = new IdMap();
-    const problems: string[] = [];
-    for (const example of examples) {
-      const command = example.command.code.trim();
+    const problems = await runner.runAll(examples, ids, async (example, command) => {
       const start = START_AGENT.exec(command);
-      if (start) {
-        // A terminal of its own: the agent keeps running while the next commands are typed.
-        await startAgent(example, start[1] as Role);
-      } else if (command.startsWith('curl -N ')) {
-        // Another terminal too: the stream shows what the commands after it change.
-        await runner.startStream(example);
-      } else if (command.startsWith('curl ')) {
-        problems.push(...(await runner.runCurl(example, ids)));
-      } else {
-        problems.push(`${runner.where(example)}: this test does not know how to run \`${command}\``);
-      }
-    }
-    problems.push(...(await runner.checkStreams(ids)));
+      if (!start) return false;
+      // A terminal of its own: the agent keeps running while the next commands are typed.
+      await startAgent(example, start[1] as Role);
+      return true;
+    });
     const output = agents.map((agent) => agent.output()).join('\n');
     expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
     // Every page id met a real one: the commands that named them ran with real ids.

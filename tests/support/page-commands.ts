@@ -124,6 +124,29 @@ export function createPageRunner(options: PageRunnerOptions) {
       return problems;
     },
 
+    /**
+     * Runs every command of the page in order: `curl -N` streams in the background, other `curl`s
+     * compared with their answers, and whatever `other` takes on (it returns false for a command it
+     * does not know); then compares the streams. Returns every problem found.
+     */
+    async runAll(
+      examples: CommandExample[],
+      ids: IdMap,
+      other: (example: CommandExample, command: string) => Promise<boolean> = async () => false,
+    ): Promise<string[]> {
+      const problems: string[] = [];
+      for (const example of examples) {
+        const command = example.command.code.trim();
+        if (await other(example, command)) continue;
+        // Another terminal: the stream shows what the commands after it change.
+        if (command.startsWith('curl -N ')) await this.startStream(example);
+        else if (command.startsWith('curl ')) problems.push(...(await this.runCurl(example, ids)));
+        else problems.push(`${where(example)}: this test does not know how to run \`${command}\``);
+      }
+      problems.push(...(await this.checkStreams(ids)));
+      return problems;
+    },
+
     /** Ends the streams. */
     async stop(): Promise<void> {
       await Promise.all(streams.map((stream) => stream.curl.stop()));
