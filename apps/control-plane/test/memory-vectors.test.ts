@@ -263,6 +263,16 @@ describe('POST /api/v1/memory/vector', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  // review, issue 10: zod's record rebuilt the object and dropped a "__proto__" member on the way.
+  it('keeps a "__proto__" member of metadata as the plain key it is in JSON', async () => {
+    const headers = { 'X-Workflow-ID': ids().wf };
+    const body = '{"key":"proto","embedding":[1,2],"metadata":{"__proto__":{"x":1},"b":2}}';
+    expect((await store(body, headers)).status).toBe(200);
+    const read = await get('proto', '', headers);
+    expect(read.body.metadata).toEqual(JSON.parse('{"__proto__":{"x":1},"b":2}'));
+    expect(Object.keys(read.body.metadata)).toEqual(['b', '__proto__']);
+  });
+
   it.each([
     ['a control character', 'a\u0001b'],
     ['a line feed', 'line\nfeed'],
@@ -527,6 +537,18 @@ describe('POST /api/v1/memory/vector/search', () => {
     expect(await keys({ nested: { team: 'red' } })).toEqual(['ops']);
     expect(await keys({ source: 'legal' })).toEqual([]);
     expect(await keys({})).toEqual(['fin1', 'ops', 'fin2']);
+  });
+
+  // review, issue 10: a filter member named "__proto__" was dropped, so the filter matched everything.
+  it('filters on a "__proto__" member like on any other', async () => {
+    const headers = { 'X-Actor-ID': ids().actor };
+    await store('{"key":"with","embedding":[1,0],"metadata":{"__proto__":{"x":1}}}', headers);
+    await store({ key: 'without', embedding: [1, 0.1], metadata: { other: 1 } }, headers);
+    const answer = await search(
+      '{"query_embedding":[1,0],"scope":"actor","filters":{"__proto__":{"x":1}}}',
+      headers,
+    );
+    expect(answer.body.results.map((r: { key: string }) => r.key)).toEqual(['with']);
   });
 
   it("searches the headers' scopes plus global, merged by score, and only them", async () => {

@@ -63,8 +63,19 @@ function embeddingSchema(maxDimensions: number, description: string) {
     });
 }
 
+/**
+ * A JSON object passed through as parsed: zod's record rebuilds the object and drops a
+ * `"__proto__"` member on the way, which would lose it from metadata and empty a filter of it.
+ */
+const JsonObject = z
+  .custom<Record<string, unknown>>(
+    (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+    { message: 'Invalid input: expected object' },
+  )
+  .meta({ type: 'object', additionalProperties: {} });
+
 /** Metadata: any JSON object. Size and storability are the service's to check (413 and 400). */
-const MetadataSchema = z.record(z.string(), z.unknown()).meta({
+const MetadataSchema = JsonObject.meta({
   description: `Any JSON object, at most ${MAX_METADATA_BYTES / 1024} KiB as JSON; \`{}\` when absent. Replaced whole by every store.`,
   example: { title: 'Q3 report', content: 'Revenue grew 12 %.', source: 'finance' },
 });
@@ -115,14 +126,11 @@ function buildVectorSchemas(maxDimensions: number) {
       embedding: embeddingSchema(maxDimensions, 'Another name of `query_embedding`.').optional(),
       limit: TopKSchema.optional().meta({ description: 'Another name of `top_k`.' }),
       min_score: ThresholdSchema.optional().meta({ description: 'Another name of `threshold`.' }),
-      filters: z
-        .record(z.string(), z.unknown())
-        .optional()
-        .meta({
-          description:
-            'Only vectors whose metadata contains this JSON (`metadata @> filters`): `{"source": "finance"}` matches any metadata with that member.',
-          example: { source: 'finance' },
-        }),
+      filters: JsonObject.optional().meta({
+        description:
+          'Only vectors whose metadata contains this JSON (`metadata @> filters`): `{"source": "finance"}` matches any metadata with that member.',
+        example: { source: 'finance' },
+      }),
       ...ScopeFields,
     })
     .superRefine((body, ctx) => {
