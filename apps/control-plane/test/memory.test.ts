@@ -355,6 +355,24 @@ describe('memory: hostile and malformed input', () => {
     expect(await snapshot()).toEqual(before);
   });
 
+  // review, issue 10: 1e400 parsed as Infinity, which JSON.stringify writes as null: the set answered
+  // 200 and a get gave back null in its place.
+  it('refuses a number beyond double precision instead of storing null for it', async () => {
+    const { wf } = ids();
+    const headers = { 'X-Workflow-ID': wf };
+    const before = await snapshot();
+    for (const text of ['{"key":"k","data":{"n":[1,1e400]}}', '{"key":"k","data":-1e309}']) {
+      const answer = await call(cp.base, 'POST', '/api/v1/memory/set', text, headers);
+      expect(answer.status).toBe(400);
+      expect(answer.body.code).toBe('invalid_request');
+    }
+    const named = await call(cp.base, 'POST', '/api/v1/memory/set', '{"key":"k","data":{"n":[1,1e400]}}');
+    expect(named.body.errors).toEqual([{ field: 'data.n[1]', message: expect.any(String) }]);
+    expect(await snapshot()).toEqual(before);
+    // The largest double is a number like any other.
+    expect((await set({ key: 'k', data: 1.7976931348623157e308 }, headers)).status).toBe(200);
+  });
+
   it('refuses missing, malformed, non-object and deeply nested bodies', async () => {
     const before = await snapshot();
     for (const path of ['/api/v1/memory/set', '/api/v1/memory/get', '/api/v1/memory/delete']) {

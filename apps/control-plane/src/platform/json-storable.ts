@@ -16,27 +16,41 @@ function isUnstorable(text: string): boolean {
   return text.includes('\u0000') || !text.isWellFormed();
 }
 
-/** The path of the first string (value or key) the database cannot store (see `isUnstorable`). */
-export function findUnstorable(
+/** The path of the first leaf (string, number or member name) of a JSON value that `bad` picks. */
+function findLeaf(
   value: unknown,
-  path: (string | number)[] = [],
+  bad: (leaf: string | number) => boolean,
+  path: (string | number)[],
 ): (string | number)[] | undefined {
-  if (typeof value === 'string') return isUnstorable(value) ? path : undefined;
+  if (typeof value === 'string' || typeof value === 'number') return bad(value) ? path : undefined;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findUnstorable(value[i], [...path, i]);
+      const found = findLeaf(value[i], bad, [...path, i]);
       if (found) return found;
     }
     return undefined;
   }
   if (value && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
-      if (isUnstorable(key)) return [...path, key];
-      const found = findUnstorable(child, [...path, key]);
+      if (bad(key)) return [...path, key];
+      const found = findLeaf(child, bad, [...path, key]);
       if (found) return found;
     }
   }
   return undefined;
+}
+
+/** The path of the first string (value or key) the database cannot store (see `isUnstorable`). */
+export function findUnstorable(value: unknown): (string | number)[] | undefined {
+  return findLeaf(value, (leaf) => typeof leaf === 'string' && isUnstorable(leaf), []);
+}
+
+/**
+ * The path of the first number beyond double precision (JSON's `1e400`): JSON.parse reads it as
+ * Infinity, and JSON.stringify writes that as `null`, so the value kept would not be the one sent.
+ */
+export function findInfinite(value: unknown): (string | number)[] | undefined {
+  return findLeaf(value, (leaf) => typeof leaf === 'number' && !Number.isFinite(leaf), []);
 }
 
 /**

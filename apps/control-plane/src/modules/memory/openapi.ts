@@ -73,7 +73,7 @@ function body(schema: z.ZodType, example: unknown) {
 
 const badBody: ProblemCase = {
   code: 'invalid_request',
-  when: 'The body is missing, not JSON, nested too deep, or a field is invalid (a key over 255 characters or with control characters, an unknown scope, a named scope without its id, a context header that is not printable ASCII).',
+  when: 'The body is missing, not JSON, nested too deep, or a field is invalid (a key over 255 characters or with control characters, text the database cannot store or a number beyond double precision (`1e400`) in `data`, an unknown scope, a named scope without its id, a context header that is not printable ASCII).',
   detail: 'The body is invalid: key: must not contain control characters',
   extensions: { errors: [{ field: 'key', message: 'must not contain control characters' }] },
 };

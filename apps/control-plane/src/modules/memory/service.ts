@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { ValuesOf } from '../../platform/config/setting.ts';
 import type { EventLog } from '../../platform/events/event-log.ts';
-import { findUnstorable } from '../../platform/json-storable.ts';
+import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import { MEMORY_STREAM } from './events.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import { deleteEntry, findEntry, listEntries, type MemoryEntry, setEntry } from './repository.ts';
@@ -37,7 +37,10 @@ export function createMemoryService(deps: MemoryServiceDeps) {
   const { db, eventLog, clock, metrics, settings } = deps;
   const count = (type: string, scope: string) => metrics.operationsTotal.inc({ type, scope });
 
-  /** The stored JSON text of a value, refused when the database cannot keep it or it is too big. */
+  /**
+   * The stored JSON text of a value, refused when the database cannot keep it, when it holds a
+   * number JSON.stringify would write as null, or when it is too big.
+   */
   function storable(data: unknown): string {
     const unstorable = findUnstorable(data);
     if (unstorable) {
@@ -46,6 +49,15 @@ export function createMemoryService(deps: MemoryServiceDeps) {
         'invalid_request',
         `${field} holds text the database cannot store (a NUL character or a lone UTF-16 surrogate).`,
         { extensions: { errors: [{ field, message: 'contains U+0000 or a lone surrogate' }] } },
+      );
+    }
+    const infinite = findInfinite(data);
+    if (infinite) {
+      const field = fieldPath(infinite);
+      throw new ProblemError(
+        'invalid_request',
+        `${field} is a number beyond double precision (about ±1.8e308): it would be stored as null.`,
+        { extensions: { errors: [{ field, message: 'is beyond ±1.8e308' }] } },
       );
     }
     const text = JSON.stringify(data);

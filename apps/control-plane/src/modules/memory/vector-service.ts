@@ -2,7 +2,7 @@ import { fieldPath, ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { ValuesOf } from '../../platform/config/setting.ts';
-import { findUnstorable } from '../../platform/json-storable.ts';
+import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import {
@@ -51,7 +51,10 @@ export interface VectorSearchRequest {
   filters?: Record<string, unknown>;
 }
 
-/** A JSON object as jsonb text, refused when the database cannot keep a string of it. */
+/**
+ * A JSON object as jsonb text, refused when the database cannot keep a string of it or it holds a
+ * number JSON.stringify would write as null.
+ */
 function jsonText(field: string, value: Record<string, unknown>): string {
   const unstorable = findUnstorable(value);
   if (unstorable) {
@@ -60,6 +63,15 @@ function jsonText(field: string, value: Record<string, unknown>): string {
       'invalid_request',
       `${where} holds text the database cannot store (a NUL character or a lone UTF-16 surrogate).`,
       { extensions: { errors: [{ field: where, message: 'contains U+0000 or a lone surrogate' }] } },
+    );
+  }
+  const infinite = findInfinite(value);
+  if (infinite) {
+    const where = fieldPath([field, ...infinite]);
+    throw new ProblemError(
+      'invalid_request',
+      `${where} is a number beyond double precision (about ±1.8e308): it would be stored as null.`,
+      { extensions: { errors: [{ field: where, message: 'is beyond ±1.8e308' }] } },
     );
   }
   return JSON.stringify(value);
