@@ -102,7 +102,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
         ...problemResponses('/api/v1/memory/set', [
           badBody,
           tooLarge(
-            'The value is larger than memory.max_value_bytes (1 MiB by default) as JSON, or the body is larger than that plus 64 KiB.',
+            'The value is larger than memory.max_value_bytes (1 MiB by default) as compact JSON, or the body is larger than six times that (room for `\\u` escapes) plus 64 KiB.',
           ),
         ]),
       },

@@ -9,12 +9,19 @@ import { entryView } from './views.ts';
 
 export interface MemoryRouterDeps {
   service: MemoryService;
-  /** memory.max_value_bytes: a set body may be this plus room for the key and scope. */
+  /** memory.max_value_bytes: a set body may be this, escaped, plus room for the key and scope. */
   maxValueBytes: number;
 }
 
 /** Room in a set body for everything besides the value (key, scope, whitespace). */
 const BODY_OVERHEAD = 64 * 1024;
+
+/**
+ * Bytes a set body may spend on each byte of its value. The limit is on the value as compact JSON,
+ * and a client may send any character as a 6-byte `\uXXXX` escape: Python's json.dumps does so for
+ * every non-ASCII character by default (2 to 3 times its UTF-8 bytes), Go's for `<`, `>` and `&`.
+ */
+const ESCAPED_BYTES = 6;
 
 /** The scope part of a request: its context headers and the body's or query's scope fields. */
 export function scopeRequest(
@@ -34,7 +41,7 @@ export function scopeRequest(
  */
 export function memoryRouter(deps: MemoryRouterDeps): Router {
   const { service } = deps;
-  const setBodyLimit = Math.max(DEFAULT_BODY_LIMIT, deps.maxValueBytes + BODY_OVERHEAD);
+  const setBodyLimit = Math.max(DEFAULT_BODY_LIMIT, deps.maxValueBytes * ESCAPED_BYTES + BODY_OVERHEAD);
   const router = new Router();
 
   router.post('/api/v1/memory/set', async (ctx) => {
