@@ -231,6 +231,34 @@ describe('event log', () => {
     expect(resumed.names()).toEqual(['kept-1', 'kept-2']);
   });
 
+  // review, issue 10: such a cursor (kept by a client across a database reset or restore) used to
+  // leave its follower registered but silent until the log's own ids passed it.
+  it('starts a follower whose cursor lies beyond every entry with the next entry, like one without a cursor', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    await appendEvent(handle.db, stream, 'before', {});
+    const { entries } = await log.page(stream, { limit: 1 });
+    const { tx, id } = parseCursor(entries[0]!.id)!;
+    // Behind a tail already open (its head at `before`), next to a follower without a cursor.
+    const live = receiver();
+    await log.follow(stream, undefined, live.onEntry);
+    const ahead = receiver();
+    await log.follow(stream, `${tx + 1_000_000n}-${id + 1_000n}`, ahead.onEntry);
+    // And a stream with no entries at all, as after a reset.
+    const empty = uniqueStream();
+    const fresh = receiver();
+    await log.follow(empty, `${tx + 1_000_000n}-1`, fresh.onEntry);
+    await appendEvent(handle.db, stream, 'next', {});
+    await appendEvent(handle.db, empty, 'first', {});
+    log.announce(stream);
+    log.announce(empty);
+    await ahead.until(1);
+    expect(ahead.names()).toEqual(['next']);
+    expect(ahead.entries).toEqual(live.entries);
+    await fresh.until(1);
+    expect(fresh.names()).toEqual(['first']);
+  });
+
   it('prunes periodically once started', async () => {
     const log = createEventLog({
       db: handle.db,

@@ -490,6 +490,21 @@ describe('live streams: GET /api/v1/memory/events/sse and /ws', () => {
     await new Promise((wake) => setTimeout(wake, 100));
     expect(resumed.frames).toHaveLength(3);
   });
+
+  // review, issue 10: an id from before a database reset (ahead of every change kept) used to open
+  // a stream that stayed silent until the log's own ids passed it.
+  it('start with the next change when the id given lies beyond every change kept', async () => {
+    const id = unique('sess');
+    const first = await socket(wsUrl(cp.base, `${WS}?scope_id=${id}`));
+    await apply(cp, { scope: 'session', scope_id: id, key: 'before', action: 'set' });
+    const [tx, row] = (await first.until(1))[0]!.id.split('-').map(BigInt);
+    const ahead = `${tx! + 1_000_000n}-${row! + 1_000n}`;
+    const ws = await socket(wsUrl(cp.base, `${WS}?scope_id=${id}&last_event_id=${ahead}`));
+    const stream = await sse(`${cp.base}${SSE}?scope_id=${id}`, { 'Last-Event-ID': ahead });
+    await apply(cp, { scope: 'session', scope_id: id, key: 'after', action: 'set' });
+    expect((await ws.until(1)).map((f) => f.key)).toEqual(['after']);
+    expect((await sseChanges(stream, 1)).map((f) => dataOf(f).key)).toEqual(['after']);
+  });
 });
 
 describe('GET /api/v1/memory/events/history', () => {

@@ -472,6 +472,19 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     }
   }
 
+  /**
+   * Where a follower resuming after `cursor` starts: right after it, unless it lies beyond the last
+   * entry of the stream (an id kept by a client across a database reset or restore). Entries
+   * written from now on would sort before such a cursor and never reach the follower, and none
+   * can have been missed after it, so it starts with the next entry, like a follower without one.
+   * Only a cursor ahead of the tail is looked up: a tail may lag behind an id another replica sent.
+   */
+  async function resumable(tail: Tail, cursor: Cursor): Promise<Cursor> {
+    if (compareCursors(cursor, tail.head) <= 0) return cursor;
+    const head = await readHead(db, tail.stream);
+    return compareCursors(cursor, head) > 0 ? head : cursor;
+  }
+
   function announceNow(stream: string): void {
     const state = announcing.get(stream) ?? { pending: false };
     announcing.set(stream, state);
@@ -510,15 +523,24 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       if (stopped) throw new Error('event log is stopped');
       const tail = tails.get(stream) ?? openTail(stream);
       tail.members += 1;
-      await tail.ready;
+      const leave = () => {
+        tail.members -= 1;
+        if (tail.members === 0 && !tail.stopped) closeTail(tail);
+      };
+      try {
+        await tail.ready;
+        if (cursor) cursor = await resumable(tail, cursor);
+      } catch (error) {
+        leave();
+        throw error;
+      }
       const follower: Follower = { cursor: cursor ?? tail.head, onEntry, closed: false };
       void catchUp(tail, follower, options);
       return () => {
         if (follower.closed) return;
         follower.closed = true;
         tail.followers.delete(follower);
-        tail.members -= 1;
-        if (tail.members === 0 && !tail.stopped) closeTail(tail);
+        leave();
       };
     },
 
