@@ -92,7 +92,7 @@ function body(schema: z.ZodType, examples: Record<string, { summary: string; val
 
 const badField = (detail: string, field: string, message: string): ProblemCase => ({
   code: 'invalid_request',
-  when: 'A field is invalid: a key over 255 characters or with control characters, an embedding that is not 1 to max dimensions finite float4 numbers or is all zeros, metadata or filters that are not an object or hold a NUL character or a number beyond double precision, an unknown scope, a named scope without its id, a context header that is not printable ASCII.',
+  when: 'A field is invalid: a key over 255 characters or with control characters, an embedding that is not 1 to max dimensions finite float4 numbers or is all zeros or has a length (square root of the sum of squares) outside 1e-15 to 1e15, metadata or filters that are not an object or hold a NUL character or a number beyond double precision, an unknown scope, a named scope without its id, a context header that is not printable ASCII.',
   detail,
   extensions: { errors: [{ field, message }] },
 });

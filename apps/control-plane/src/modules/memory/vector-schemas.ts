@@ -9,13 +9,24 @@ export const MAX_TOP_K = 100;
 export const MAX_METADATA_BYTES = 64 * 1024;
 
 /**
+ * Shortest and longest embedding (Euclidean length). pgvector compares vectors in 4-byte floats,
+ * squares and all: beyond about 1.8e19 a squared length overflows, below about 1e-19 it vanishes,
+ * and the search ranks such a vector wrongly (as if unrelated to every query) where exact search,
+ * in doubles, does not. Within these bounds squared lengths and the products that make them up
+ * stay normal float4 numbers at every dimension up to 16,000, so pgvector's distances are exact
+ * search's up to 4-byte rounding.
+ */
+const MIN_LENGTH = 1e-15;
+const MAX_LENGTH = 1e15;
+
+/**
  * Checks an embedding and rounds it to what the database keeps: `real` (float4) numbers. The
  * first offending number is named alone, so an embedding of 16,000 strings answers with one error
  * instead of 16,000. A number is refused when float4 rounding makes it infinite (beyond about
  * ±3.4028235e38: PostgreSQL would refuse it as out of range); a number too small for a float4
  * becomes 0, as PostgreSQL's `real` would not accept it either (it refuses underflow), so the
  * rounded value is what is sent. All zeros has no direction, so cosine similarity with it is
- * undefined.
+ * undefined. The length must lie within MIN_LENGTH and MAX_LENGTH (see there).
  */
 function embeddingOf(maxDimensions: number) {
   return (value: unknown, ctx: z.core.$RefinementCtx<unknown>): number[] => {
@@ -30,6 +41,7 @@ function embeddingOf(maxDimensions: number) {
     }
     const rounded = new Array<number>(value.length);
     let direction = false;
+    let squares = 0;
     for (let i = 0; i < value.length; i++) {
       const x = value[i];
       if (typeof x !== 'number' || !Number.isFinite(Math.fround(x))) {
@@ -41,9 +53,16 @@ function embeddingOf(maxDimensions: number) {
       }
       rounded[i] = Math.fround(x);
       if (rounded[i] !== 0) direction = true;
+      squares += Math.fround(x) ** 2;
     }
     if (!direction) {
       return refuse('has no direction: every number is 0 (or too small for a float4)');
+    }
+    const length = Math.sqrt(squares);
+    if (length < MIN_LENGTH || length > MAX_LENGTH) {
+      return refuse(
+        `has length ${length.toPrecision(3)} (the square root of the sum of squares); it must be 1e-15 to 1e15, which 4-byte floats can compare`,
+      );
     }
     return rounded;
   };
@@ -105,7 +124,7 @@ function buildVectorSchemas(maxDimensions: number) {
     key: KeySchema,
     embedding: embeddingSchema(
       maxDimensions,
-      `The vector: 1 to ${maxDimensions} finite numbers, not all 0, stored as float4 (\`real\`). One scope holds vectors of one dimension.`,
+      `The vector: 1 to ${maxDimensions} finite numbers, not all 0, of length (square root of the sum of squares) 1e-15 to 1e15, stored as float4 (\`real\`). One scope holds vectors of one dimension.`,
     ),
     metadata: MetadataSchema.optional(),
     ...ScopeFields,
