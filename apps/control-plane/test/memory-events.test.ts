@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { databaseKind, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket, { type ClientOptions } from 'ws';
@@ -225,6 +225,31 @@ async function rawConnection(base: string) {
       return received.subarray(0, received.indexOf('\r\n\r\n')).toString('latin1');
     },
   };
+}
+
+/** The server's end of `tcp`, a connection to `on` (whose server has answered it, so accepted it). */
+function serverEnd(on: TestControlPlane, tcp: Socket): Socket {
+  const end = accepted.get(on)?.get(tcp.localPort!);
+  if (!end) throw new Error('the server has not accepted this connection');
+  return end;
+}
+
+const accepted = new Map<TestControlPlane, Map<number, Socket>>();
+
+/** Records the connections `on` accepts, by the client's port, for {@link serverEnd}. */
+function trackConnections(on: TestControlPlane): void {
+  const ends = new Map<number, Socket>();
+  on.server.on('connection', (socket: Socket) => ends.set(socket.remotePort!, socket));
+  accepted.set(on, ends);
+}
+
+/** Resolves once `condition` holds; fails after `timeoutMs`. */
+async function waitFor(condition: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((wake) => setTimeout(wake, 20));
+  }
 }
 
 /** The request head of a WebSocket handshake. */
@@ -891,6 +916,7 @@ describe('slow consumers and shutdown', () => {
     streams = createOpenStreams();
     // Keep-alives far apart, so only the buffer bound can cut a reader off here.
     slow = await startTestControlPlane({ handle, sseKeepAliveMs: 60_000, streams });
+    trackConnections(slow);
   });
 
   afterAll(async () => {
@@ -952,6 +978,57 @@ describe('slow consumers and shutdown', () => {
     const delivered = opcodes(body).filter((opcode) => opcode === 0x1).length;
     expect(delivered).toBeLessThan(total);
     expect(slow.errors).toEqual([]);
+  });
+
+  // review, issue 10: the stream was ended politely, and the end of a response waits behind all
+  // the client had not read: the connection and that output stayed for as long as the client did.
+  it('cuts the connection of an SSE client that stops reading, with what it had not read', async () => {
+    const id = unique('sess');
+    const reader = await sse(`${slow.base}${SSE}?scope_id=${id}`);
+    const stuck = await rawConnection(slow.base);
+    stuck.tcp.write(`GET ${SSE}?scope_id=${id} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`);
+    expect(await stuck.head()).toMatch(/^HTTP\/1\.1 200 /);
+    stuck.tcp.pause();
+    const end = serverEnd(slow, stuck.tcp);
+    const value = 'y'.repeat(128 * 1024);
+    for (let n = 0; n < 64; n++)
+      await apply(slow, { scope: 'session', scope_id: id, key: `slow-${n}`, action: 'set', data: value });
+    expect(await sseChanges(reader, 64, 30_000)).toHaveLength(64);
+    await waitFor(() => end.destroyed, 10_000, 'the server to cut the stuck connection');
+    expect(slow.errors).toEqual([]);
+  });
+
+  // review, issue 10: a shutdown ended SSE streams politely, and one whose client did not read
+  // held the shutdown for its whole grace period (10 s), where a WebSocket is cut after 2 s.
+  it('cuts an SSE stream whose client does not read 2 s after a shutdown ends it', async () => {
+    const open = createOpenStreams();
+    const own = await startTestControlPlane({ handle, sseKeepAliveMs: 60_000, streams: open });
+    try {
+      trackConnections(own);
+      // A backlog the client is caught up on at its own pace: it never reads, so output waits.
+      const id = unique('sess');
+      const mark = await socket(wsUrl(own.base, `${WS}?scope_id=${id}`));
+      await apply(own, { scope: 'session', scope_id: id, key: 'mark', action: 'set' });
+      const [start] = await mark.until(1);
+      const big = 'x'.repeat(512 * 1024);
+      for (let n = 0; n < 24; n++)
+        await apply(own, { scope: 'session', scope_id: id, key: `big-${n}`, action: 'set', data: big });
+      const stuck = await rawConnection(own.base);
+      stuck.tcp.write(
+        `GET ${SSE}?scope_id=${id}&last_event_id=${start!.id} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+      );
+      expect(await stuck.head()).toMatch(/^HTTP\/1\.1 200 /);
+      stuck.tcp.pause();
+      const end = serverEnd(own, stuck.tcp);
+      await new Promise((wake) => setTimeout(wake, 200));
+      expect(end.writableLength).toBeGreaterThan(0);
+      const ended = Date.now();
+      open.endAll();
+      await waitFor(() => end.destroyed, 5_000, 'the server to cut the stuck stream');
+      expect(Date.now() - ended).toBeGreaterThanOrEqual(1_900);
+    } finally {
+      await own.close();
+    }
   });
 
   it('ends WebSocket and SSE streams at shutdown: sockets close with 1001', async () => {

@@ -140,7 +140,7 @@ function nextPage(ctx: Context, cursor: string): string {
 
 /** A frame sink on an SSE response; the route wakes the queue on the response's 'drain'. */
 function sseSink(res: ServerResponse, stream: EventStream): FrameSink {
-  return { buffered: () => res.writableLength, write: stream.send, drop: stream.close };
+  return { buffered: () => res.writableLength, write: stream.send, drop: stream.drop };
 }
 
 /**

@@ -5,7 +5,7 @@ import { type WebSocket, WebSocketServer } from 'ws';
 import type { EventLog } from '../../platform/events/event-log.ts';
 import { createFrameQueue, type FrameQueue } from '../../platform/http/frame-queue.ts';
 import { parseWith } from '../../platform/http/request-body.ts';
-import type { EventStreamOptions } from '../../platform/http/sse.ts';
+import { CLOSE_GRACE_MS, type EventStreamOptions } from '../../platform/http/sse.ts';
 import { markSwitched, pendingUpgrade } from '../../platform/http/upgrade.ts';
 import type { Logger } from '../../platform/logger.ts';
 import {
@@ -29,9 +29,6 @@ export const GOING_AWAY = 1001;
  * send), so anything big is a mistake or an attack; ws closes such a connection with 1009.
  */
 const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
-
-/** How long a shutdown waits for a client to answer its close frame before cutting the socket. */
-const CLOSE_GRACE_MS = 2_000;
 
 /**
  * One WebSocket frame: the change with its event id, and `scopeId` besides `scope_id` because an

@@ -6,6 +6,13 @@ import type { OpenStreams } from './open-streams.ts';
 /** A comment line: keeps idle connections (and proxies in between) from timing out. */
 export const KEEP_ALIVE_FRAME = ': keep-alive\n\n';
 
+/**
+ * How long a stream ended by a shutdown may take to finish (send what it still holds; for a
+ * WebSocket, complete the close handshake) before its connection is cut: a client that does not
+ * read would otherwise hold the shutdown for its whole grace period.
+ */
+export const CLOSE_GRACE_MS = 2_000;
+
 export interface EventStreamOptions {
   /** Interval of keep-alive comments; 15 s by default. */
   keepAliveMs?: number;
@@ -23,7 +30,13 @@ export interface EventStream {
   send(frame: string): void;
   /** Runs `cleanup` once when the stream closes, whoever closes it. */
   onClose(cleanup: () => void): void;
+  /** Ends the response once what it holds has been sent. */
   close(): void;
+  /**
+   * Cuts the connection at once: its client fell too far behind. Ending the response would wait
+   * behind everything the client did not read, holding that output as long as the client stays.
+   */
+  drop(): void;
 }
 
 /**
@@ -31,7 +44,8 @@ export interface EventStream {
  * opens. Koa is told not to respond (`ctx.respond = false`) and frames go straight to the socket:
  * with Nagle off and `X-Accel-Buffering: no` (nginx) every frame reaches the client when it
  * happens. A client that stops reading is disconnected once `maxBufferedBytes` wait for it, so a
- * slow consumer costs bounded memory and never slows the publisher.
+ * slow consumer costs bounded memory and never slows the publisher; a shutdown ends every stream
+ * and cuts those still sending after {@link CLOSE_GRACE_MS}.
  *
  * A HEAD request gets the same status and headers and an empty body, and no stream: it returns
  * undefined, and the caller must not subscribe to anything.
@@ -66,7 +80,7 @@ export function openEventStream(ctx: Context, options: EventStreamOptions = {}):
   const stream: EventStream = {
     send(frame) {
       if (closed) return;
-      if (res.writableLength > maxBuffered) return stream.close();
+      if (res.writableLength > maxBuffered) return stream.drop();
       res.write(frame);
     },
     onClose(cleanup) {
@@ -81,8 +95,17 @@ export function openEventStream(ctx: Context, options: EventStreamOptions = {}):
       for (const cleanup of cleanups.splice(0)) cleanup();
       if (!res.writableEnded) res.end();
     },
+    drop() {
+      stream.close();
+      if (!res.writableFinished) res.destroy();
+    },
   };
-  if (options.streams) forget = options.streams.add(() => stream.close());
+  if (options.streams) {
+    forget = options.streams.add(() => {
+      stream.close();
+      setTimeout(stream.drop, CLOSE_GRACE_MS).unref();
+    });
+  }
   req.on('close', () => stream.close());
   res.on('close', () => stream.close());
   res.on('error', () => stream.close());
