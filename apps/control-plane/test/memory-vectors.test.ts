@@ -900,4 +900,40 @@ describe('search engines', () => {
     });
     expect(plan).toContain(`Index Scan using memory_vectors_hnsw_${DIMS}`);
   });
+
+  // review, issue 10: CREATE INDEX (the first store of a new dimension) gives the table a row count
+  // while its columns have no statistics (embedded PGlite never runs ANALYZE); the planner then
+  // guessed `dimensions = n` matches 0.5 % of the rows and sorted them all through the scope index
+  // instead of walking the graph: every search compared every vector of the dimension.
+  it('keeps walking the HNSW index once creating another index has given the table a row count', async () => {
+    const { db } = auto.handle;
+    if (!(await hasPgvector(db))) return;
+    const other = { key: 'stats', embedding: [1, 2, 3, 4, 5], scope: 'workflow', scope_id: 'wf-stats' };
+    expect((await call(auto.base, 'POST', '/api/v1/memory/vector', other)).status).toBe(200);
+    const stats = await db.raw(`select reltuples from pg_class where relname = 'memory_vectors'`);
+    expect(Number(stats.rows[0].reltuples)).toBeGreaterThanOrEqual(GLOBAL_VECTORS);
+
+    const ran: Array<{ sql: string; bindings: unknown[] }> = [];
+    const listen = (query: { sql: string; bindings?: unknown[] }) =>
+      ran.push({ sql: query.sql, bindings: query.bindings ?? [] });
+    db.on('query', listen);
+    try {
+      const body = { query_embedding: gaussian(random(8), DIMS), top_k: 5 };
+      expect((await call(auto.base, 'POST', '/api/v1/memory/vector/search', body)).status).toBe(200);
+    } finally {
+      db.off('query', listen);
+    }
+    // The search's own statements, replayed: its settings, then the plan of its walk.
+    const native = (q: (typeof ran)[number]) => [q.sql.replace(/\$\d+/g, '?'), q.bindings as never] as const;
+    const settings = ran.find((q) => q.sql.includes('set_config'));
+    const graph = ran.find((q) => q.sql.includes('<=>') && q.sql.includes('chr(31)'));
+    expect(settings && graph).toBeDefined();
+    const plan = await db.transaction(async (trx) => {
+      await trx.raw(...native(settings!));
+      const [sql, bindings] = native(graph!);
+      const result = await trx.raw(`explain ${sql}`, bindings);
+      return (result.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toContain(`Index Scan using memory_vectors_hnsw_${DIMS}`);
+  });
 });

@@ -70,18 +70,23 @@ export function createVectorSearch(deps: VectorSearchDeps) {
    * The settings of a graph walk (see searchByDistance). strict_order: when filters (scopes,
    * metadata) reject what the walk finds, it goes on walking, in distance order, instead of
    * answering fewer than top_k. enable_seqscan off makes the graph the cheapest plan even where
-   * the planner has no statistics.
+   * the planner has no statistics; enable_sort off keeps it so once the table has a row count
+   * without column statistics (CREATE INDEX gives one, and embedded PGlite never runs ANALYZE):
+   * the planner then takes `dimensions = n` for a few rows, and sorting them all after a scan of
+   * the scope index would look cheaper than the walk, the only plan that needs no sort.
    */
   const graphSettings = (topK: number) => ({
     'hnsw.ef_search': String(Math.max(settings.vectorEfSearch, topK)),
     'hnsw.iterative_scan': 'strict_order',
     enable_seqscan: 'off',
+    enable_sort: 'off',
   });
 
   /** Compares every candidate: no index scans, so no graph (the scope index serves bitmap scans). */
   async function scan(trx: Knex.Transaction, search: VectorQuery): Promise<VectorHit[]> {
     await trx.raw(
-      `select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'on', true)`,
+      `select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'on', true),
+         set_config('enable_sort', 'on', true)`,
     );
     return searchByDistance(trx, search, 'scan');
   }
