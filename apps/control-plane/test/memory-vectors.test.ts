@@ -936,4 +936,31 @@ describe('search engines', () => {
     });
     expect(plan).toContain(`Index Scan using memory_vectors_hnsw_${DIMS}`);
   });
+
+  // review, issue 10: pgvector's distances are 4-byte floats, in which these vectors are all at
+  // distance 0 from the query; its "exact" comparison of small scopes and few filtered matches
+  // took the first top_k by that distance (then by key), k0 to k2, the three least similar.
+  it.each([
+    ['compares a small scope', undefined],
+    ['compares the few matches of a filter', { tie: true }],
+  ])(
+    'rank vectors closer than 4-byte rounding by their exact scores when the engine %s',
+    async (_, filters) => {
+      const headers = { 'X-Workflow-ID': 'wf-ties' };
+      for (let i = 0; i < 5; i++) {
+        const vector = { key: `k${i}`, embedding: [1, (20 - 4 * i) * 1e-5], metadata: { tie: true } };
+        expect((await call(auto.base, 'POST', '/api/v1/memory/vector', vector, headers)).status).toBe(200);
+      }
+      const body = { query_embedding: [1, 0], top_k: 3, scope: 'workflow', filters };
+      const [approximate, exhaustive] = await Promise.all([
+        call(auto.base, 'POST', '/api/v1/memory/vector/search', body, headers),
+        call(exact.base, 'POST', '/api/v1/memory/vector/search', body, headers),
+      ]);
+      const keys = (answer: { body: { results: Array<{ key: string }> } }) =>
+        answer.body.results.map((r) => r.key);
+      expect(keys(exhaustive)).toEqual(['k4', 'k3', 'k2']);
+      expect(keys(approximate)).toEqual(['k4', 'k3', 'k2']);
+      expect(approximate.body).toEqual(exhaustive.body);
+    },
+  );
 });

@@ -326,15 +326,30 @@ export async function countCandidates(
   return Number((result.rows[0] as { n: number }).n);
 }
 
-type DistanceRow = HitRow & { embedding: number[]; norm: number | string };
+type DistanceRow = HitRow & { embedding: number[]; norm: number | string; distance: number | string };
 
-function scoredHit(search: VectorQuery, row: DistanceRow): VectorHit {
-  return hitOf({ ...row, score: cosine(search.query, row.embedding, Number(row.norm)) });
+/** A result of pgvector's ordering: scored exactly, with the 4-byte float distance it was ranked by. */
+export interface DistanceHit extends VectorHit {
+  distance: number;
+}
+
+function scoredHit(search: VectorQuery, row: DistanceRow): DistanceHit {
+  return {
+    ...hitOf({ ...row, score: cosine(search.query, row.embedding, Number(row.norm)) }),
+    distance: Number(row.distance),
+  };
+}
+
+/** How many rows nearest by distance to read: `limit` of them, or all within `within` (up to `limit`). */
+export interface DistancePage {
+  limit: number;
+  within?: number;
 }
 
 /**
- * The exact `topK` among the candidates (vectors of the query's dimension in the scopes, matching
- * the filters) when there are at most `cap` of them; undefined when there are more. One statement
+ * The `limit` nearest by distance among the candidates (vectors of the query's dimension in the
+ * scopes, matching the filters), all of them compared, when there are at most `cap` of them;
+ * undefined when there are more. One statement
  * that reads at most `cap` + 1 candidates: with selective filters it reads the scopes through (no
  * index serves `metadata @>`), with broad ones it stops early, and then compares none of them
  * (the comparison is gated on the count).
@@ -343,7 +358,8 @@ export async function searchAmongFew(
   db: Knex,
   search: VectorQuery,
   cap: number,
-): Promise<VectorHit[] | undefined> {
+  limit: number,
+): Promise<DistanceHit[] | undefined> {
   const n = dimensionsLiteral(search.query.dimensions);
   const filter = search.filters === undefined ? '' : 'and metadata @> ?::jsonb';
   // The left join answers one row even when nothing is compared, carrying the count.
@@ -357,19 +373,20 @@ export async function searchAmongFew(
      counted as (select count(*)::int as candidates from candidates)
      select nearest.*, counted.candidates
      from counted left join lateral (
-       select scope, scope_id, key, metadata, embedding, norm
+       select scope, scope_id, key, metadata, embedding, norm,
+              embedding::vector(${n}) <=> ?::vector(${n}) as distance
        from candidates
        where counted.candidates <= ?
-       order by embedding::vector(${n}) <=> ?::vector(${n}), ${SCOPE_RANK}, key collate "C"
+       order by distance, ${SCOPE_RANK}, key collate "C"
        limit ?
      ) nearest on true`,
     [
       ...pairValues(search.refs),
       ...(search.filters === undefined ? [] : [search.filters]),
       cap + 1,
-      cap,
       search.query.vector,
-      search.topK,
+      cap,
+      limit,
     ],
   );
   const rows = result.rows as Array<DistanceRow & { candidates: number }>;
@@ -378,9 +395,9 @@ export async function searchAmongFew(
 }
 
 /**
- * The `topK` nearest vectors by pgvector's cosine distance on `embedding::vector(n)` (float4
- * arithmetic), then scored exactly by `cosine` (the SQL function costs about 0.5 ms a row on
- * PGlite). `graph` writes the scope condition so that no B-tree can serve it: the planner
+ * The nearest vectors by pgvector's cosine distance on `embedding::vector(n)` (float4
+ * arithmetic), `page.limit` of them or those within `page.within`, then scored exactly by
+ * `cosine` (the SQL function costs about 0.5 ms a row on PGlite). `graph` writes the scope condition so that no B-tree can serve it: the planner
  * is then left with the HNSW index of the dimension (`memory_vectors_hnsw_<n>`), whatever its
  * statistics say (embedded PGlite never runs ANALYZE, and without statistics the planner prefers
  * the scope index and sorts every vector). Without `graph` the condition uses the scope index; the
@@ -390,7 +407,8 @@ export async function searchByDistance(
   db: Knex,
   search: VectorQuery,
   mode: 'graph' | 'scan',
-): Promise<VectorHit[]> {
+  page: DistancePage = { limit: search.topK },
+): Promise<DistanceHit[]> {
   const n = dimensionsLiteral(search.query.dimensions);
   const scopes =
     mode === 'graph'
@@ -399,17 +417,20 @@ export async function searchByDistance(
   const scopeValues =
     mode === 'graph' ? search.refs.map((ref) => `${ref.scope}\u001f${ref.scopeId}`) : pairValues(search.refs);
   const filter = search.filters === undefined ? '' : 'and metadata @> ?::jsonb';
+  const distance = `embedding::vector(${n}) <=> ?::vector(${n})`;
+  const within = page.within === undefined ? '' : `and ${distance} <= ?`;
   const result = await db.raw(
-    `select scope, scope_id, key, metadata, embedding, norm
+    `select scope, scope_id, key, metadata, embedding, norm, ${distance} as distance
      from memory_vectors
-     where dimensions = ${n} and ${scopes} ${filter}
-     order by embedding::vector(${n}) <=> ?::vector(${n}), ${SCOPE_RANK}, key collate "C"
+     where dimensions = ${n} and ${scopes} ${filter} ${within}
+     order by distance, ${SCOPE_RANK}, key collate "C"
      limit ?`,
     [
+      search.query.vector,
       ...scopeValues,
       ...(search.filters === undefined ? [] : [search.filters]),
-      search.query.vector,
-      search.topK,
+      ...(page.within === undefined ? [] : [search.query.vector, page.within]),
+      page.limit,
     ],
   );
   return (result.rows as DistanceRow[]).map((row) => scoredHit(search, row));

@@ -7,6 +7,8 @@ import type { memorySettings } from './settings.ts';
 import {
   countCandidates,
   createHnswIndex,
+  type DistanceHit,
+  type DistancePage,
   hnswIndexExists,
   searchAmongFew,
   searchByDistance,
@@ -26,6 +28,23 @@ export const HNSW_MAX_DIMENSIONS = 2000;
  * keeps small scopes away from the graph, where most of what a walk visits belongs to other scopes.
  */
 export const EXACT_BELOW = 1000;
+
+/**
+ * How far pgvector's cosine distance of `dimensions` numbers may be from the exact one, twice
+ * over. It sums products and squares in 4-byte floats: each sum is off by at most γn = n·u/(1 - n·u)
+ * of its magnitude (u = 2^-24), so the similarity by at most 2γn. A vector among the exact top_k
+ * is therefore within twice that of the top_k-th distance pgvector reports.
+ */
+function roundingMargin(dimensions: number): number {
+  const nu = dimensions * 2 ** -24;
+  return 4 * (nu / (1 - nu));
+}
+
+/**
+ * Rows a search reads when many lie within the rounding margin of its last result, beyond which
+ * it ranks them by distance alone: a guard against a scope of thousands of copies of one vector.
+ */
+const MARGIN_ROWS = EXACT_BELOW;
 
 /**
  * `pgvector`: HNSW indexes (approximate, fast) where the extension exists; `exact`: every vector
@@ -82,19 +101,47 @@ export function createVectorSearch(deps: VectorSearchDeps) {
     enable_sort: 'off',
   });
 
-  /** Compares every candidate: no index scans, so no graph (the scope index serves bitmap scans). */
-  async function scan(trx: Knex.Transaction, search: VectorQuery): Promise<VectorHit[]> {
+  /**
+   * The exact `topK` from pgvector's ordering of every candidate: its 4-byte distances can put
+   * vectors closer than their rounding in the wrong order, so every row within the rounding margin
+   * of the last one is read and all are ranked by their exact scores. `read` answers the rows
+   * nearest by distance; the first read takes one row more than asked, which tells whether any
+   * row beyond lies within the margin.
+   */
+  async function exactly(
+    search: VectorQuery,
+    read: (page: DistancePage) => Promise<DistanceHit[] | undefined>,
+  ): Promise<VectorHit[] | undefined> {
+    let hits = await read({ limit: search.topK + 1 });
+    const last = hits?.[search.topK - 1];
+    const within = last && last.distance + roundingMargin(search.query.dimensions);
+    if (within !== undefined && (hits?.[search.topK]?.distance ?? Infinity) <= within) {
+      hits = await read({ limit: search.topK + MARGIN_ROWS, within });
+    }
+    return hits?.sort(compareHits).slice(0, search.topK);
+  }
+
+  /**
+   * The rest of the transaction compares every candidate: no index scans, so no graph (the scope
+   * index serves bitmap scans).
+   */
+  async function compareAll(trx: Knex.Transaction): Promise<void> {
     await trx.raw(
       `select set_config('enable_indexscan', 'off', true), set_config('enable_seqscan', 'on', true),
          set_config('enable_sort', 'on', true)`,
     );
-    return searchByDistance(trx, search, 'scan');
+  }
+
+  /** Compares every candidate. */
+  async function scan(trx: Knex.Transaction, search: VectorQuery): Promise<VectorHit[]> {
+    await compareAll(trx);
+    return (await exactly(search, (page) => searchByDistance(trx, search, 'scan', page))) ?? [];
   }
 
   async function nearest(search: VectorQuery): Promise<VectorHit[]> {
     if (search.query.dimensions > HNSW_MAX_DIMENSIONS) {
       // No index can exist at this size: pgvector compares every candidate.
-      return searchByDistance(db, search, 'scan');
+      return (await exactly(search, (page) => searchByDistance(db, search, 'scan', page))) ?? [];
     }
     // On embedded PGlite there is one connection: inside this callback only trx may be used.
     return db.transaction(async (trx) => {
@@ -106,7 +153,11 @@ export function createVectorSearch(deps: VectorSearchDeps) {
         // Filters are checked on every row a walk reaches: one matching few vectors far from the
         // query would make the walk long and its answer poor (measured: recall 0.58 at 100,000
         // vectors). Few matches are compared exactly instead, found in one read.
-        const few = await searchAmongFew(trx, search, EXACT_BELOW);
+        const few = await exactly(search, async (page) => {
+          if (page.within === undefined) return searchAmongFew(trx, search, EXACT_BELOW, page.limit);
+          await compareAll(trx);
+          return searchByDistance(trx, search, 'scan', page);
+        });
         if (few) return few;
         const settings = Object.entries(graphSettings(search.topK));
         await trx.raw(`select ${settings.map(() => 'set_config(?, ?, true)').join(', ')}`, settings.flat());
