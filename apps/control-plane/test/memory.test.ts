@@ -463,6 +463,33 @@ describe('GET /api/v1/memory/list', () => {
     expect(seen).toEqual(['A', 'B', 'a', 'a1', 'b', 'ä']);
   });
 
+  // review, issue 10: keys had the database's collation, so the primary key could not give them in
+  // bytewise order: every page read and sorted all the keys of the scope after `after`.
+  it('reads a page through the primary key in bytewise order, without sorting the scope', async () => {
+    const { sess } = ids();
+    const { db } = cp.handle;
+    await db.raw(
+      `insert into memory_entries (scope, scope_id, key, data, created_at, updated_at)
+       select 'session', ?, 'k' || i, '1', now(), now() from generate_series(1, 3000) i`,
+      [sess],
+    );
+    const ran: Array<{ sql: string; bindings: unknown[] }> = [];
+    const listen = (query: { sql: string; bindings?: unknown[] }) =>
+      ran.push({ sql: query.sql, bindings: query.bindings ?? [] });
+    db.on('query', listen);
+    try {
+      const page = await list('?limit=2&after=k1', { 'X-Session-ID': sess });
+      expect(page.body.map((e: any) => e.key)).toEqual(['k10', 'k100']);
+    } finally {
+      db.off('query', listen);
+    }
+    const query = ran.find((q) => q.sql.includes('from memory_entries'))!;
+    const plan = await db.raw(`explain ${query.sql.replace(/\$\d+/g, '?')}`, query.bindings as never);
+    const text = (plan.rows as Array<{ 'QUERY PLAN': string }>).map((row) => row['QUERY PLAN']).join('\n');
+    expect(text).toContain('memory_entries_pkey');
+    expect(text).not.toMatch(/Sort/);
+  });
+
   it('answers an empty array for an empty scope and 400 for bad queries', async () => {
     const { wf } = ids();
     expect((await list('', { 'X-Workflow-ID': wf })).body).toEqual([]);

@@ -11,6 +11,7 @@ import { createWebhookDeliveries } from './20261123090300_create_webhook_deliver
 import { addNodeLastRegisteredAt } from './20261123090400_add_node_last_registered_at.ts';
 import { addExecutionDispatchedAt } from './20261123090500_add_execution_dispatched_at.ts';
 import { createMemory } from './20261123090600_create_memory.ts';
+import { memoryKeysBytewise } from './20261123090700_memory_keys_bytewise.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -28,5 +29,6 @@ export const controlPlaneMigrations: MigrationSet = {
     addNodeLastRegisteredAt,
     addExecutionDispatchedAt,
     createMemory,
+    memoryKeysBytewise,
   ],
 };
