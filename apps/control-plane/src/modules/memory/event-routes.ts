@@ -158,7 +158,7 @@ export function memoryEventsRouter(deps: MemoryEventsRouterDeps): Router {
       openEventStream(ctx, deps);
       return;
     }
-    const queue = createFrameQueue({ maxBufferedBytes: deps.maxBufferedBytes });
+    const queue = createFrameQueue({ maxBufferedBytes: deps.maxBufferedBytes, stallMs: deps.keepAliveMs });
     const unfollow = await followMemoryChanges(deps.eventLog, query, after, queue, sseFrame);
     if (ctx.req.destroyed || ctx.res.destroyed) {
       // The client left while the follower was being registered: there is no one to stream to.

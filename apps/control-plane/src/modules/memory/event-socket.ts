@@ -142,7 +142,7 @@ export function memoryEventSocketRouter(deps: MemoryEventSocketDeps): Router {
       );
     }
 
-    const queue = createFrameQueue({ maxBufferedBytes: deps.maxBufferedBytes });
+    const queue = createFrameQueue({ maxBufferedBytes: deps.maxBufferedBytes, stallMs: deps.keepAliveMs });
     const unfollow = await followMemoryChanges(deps.eventLog, query, query.last_event_id, queue, socketFrame);
     let socket: WebSocket | undefined;
     requestIds.set(ctx.req, ctx.state.requestId);

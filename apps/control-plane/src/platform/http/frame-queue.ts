@@ -40,10 +40,13 @@ export interface FrameQueue {
  * consumer at once), so a consumer whose live backlog (queued here plus buffered in the
  * connection, counted after any catch-up still in flight) exceeds `maxBufferedBytes` is dropped
  * when the next frame arrives: it costs bounded memory and never slows the others. The frame
- * being added is not counted, so one frame larger than the bound still goes out.
+ * being added is not counted, so one frame larger than the bound still goes out. A consumer
+ * that takes nothing for `stallMs` while frames wait for it is dropped too: otherwise one that
+ * stops reading while catching up would hold its batch for as long as it stays connected.
  */
-export function createFrameQueue(options: { maxBufferedBytes?: number } = {}): FrameQueue {
+export function createFrameQueue(options: { maxBufferedBytes?: number; stallMs?: number } = {}): FrameQueue {
   const maxBuffered = options.maxBufferedBytes ?? 1024 * 1024;
+  const stallMs = options.stallMs ?? 15_000;
   const highWater = maxBuffered / 4;
   const waiting: Array<{ frame: string; bytes: number }> = [];
   const roomWaiters: Array<() => void> = [];
@@ -54,11 +57,31 @@ export function createFrameQueue(options: { maxBufferedBytes?: number } = {}): F
   /** `accepted` when the frames became live: bytes before it are catch-up, paced by room(). */
   let liveFrom: number | undefined;
   let closed = false;
+  /** Runs while frames wait, checking that the consumer takes some output every `stallMs`. */
+  let stallTimer: NodeJS.Timeout | undefined;
 
   const hasRoom = () => waiting.length === 0 && (sink === undefined || sink.buffered() <= highWater);
 
   function wakeRoomWaiters(): void {
     for (const wake of roomWaiters.splice(0)) wake();
+  }
+
+  /** Bytes the connection has passed on: written to it, less what it still holds. */
+  const sent = () => written - (sink?.buffered() ?? 0);
+
+  function watchForStall(): void {
+    if (stallTimer) return;
+    let before = sent();
+    stallTimer = setInterval(() => {
+      const now = sent();
+      if (now > before) {
+        before = now;
+        return;
+      }
+      queue.close();
+      sink?.drop();
+    }, stallMs);
+    stallTimer.unref();
   }
 
   function pump(): void {
@@ -68,6 +91,12 @@ export function createFrameQueue(options: { maxBufferedBytes?: number } = {}): F
       written += next.bytes;
       sink.write(next.frame);
       if (closed) return;
+    }
+    if (waiting.length > 0) {
+      watchForStall();
+    } else {
+      clearInterval(stallTimer);
+      stallTimer = undefined;
     }
     if (hasRoom()) wakeRoomWaiters();
   }
@@ -104,6 +133,7 @@ export function createFrameQueue(options: { maxBufferedBytes?: number } = {}): F
     close() {
       if (closed) return;
       closed = true;
+      clearInterval(stallTimer);
       waiting.length = 0;
       wakeRoomWaiters();
     },
