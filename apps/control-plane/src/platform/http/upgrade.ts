@@ -31,16 +31,32 @@ export function attachUpgrades(server: Server, handler: RequestListener): void {
     // A broken connection is simply gone (the response and ws see it close).
     socket.on('error', () => socket.destroy());
     pending.set(req, { socket, head });
-    const res = new ServerResponse(req);
-    res.shouldKeepAlive = false;
     // The upgrade event's socket is always a net.Socket for an http.Server (Duplex in the types).
-    res.assignSocket(socket as Socket);
-    res.once('finish', () => {
-      // Ends once everything written has gone out, as Node does after a `Connection: close` answer.
-      (socket as Socket).destroySoon();
+    whenAnswered(socket as Socket, () => {
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket as Socket);
+      res.once('finish', () => {
+        // Ends once everything written has gone out, as Node does after a `Connection: close` answer.
+        (socket as Socket).destroySoon();
+      });
+      handler(req, res);
     });
-    handler(req, res);
   });
+}
+
+/**
+ * Runs `next` once the requests pipelined ahead of an upgrade on `socket` have been answered.
+ * Node emits 'upgrade' as soon as it parses the request, even while an earlier one is still
+ * answered on the same socket (and more wait their turn); a second response on the socket would
+ * throw ERR_HTTP_SOCKET_ASSIGNED. Node's own 'finish' listener, added first, hands the socket to
+ * the next queued response, so the wait goes on until no response holds it. A connection that
+ * closes first never runs `next`.
+ */
+function whenAnswered(socket: Socket, next: () => void): void {
+  const current = (socket as Socket & { _httpMessage?: ServerResponse | null })._httpMessage;
+  if (current) current.once('finish', () => whenAnswered(socket, next));
+  else next();
 }
 
 /**
