@@ -256,7 +256,6 @@ describe('POST /api/v1/memory/vector', () => {
 
   it.each([
     ['an array', [1, 2], 'metadata'],
-    ['null', null, 'metadata'],
     ['a string', 'title', 'metadata'],
     ['a NUL character', { note: 'a\u0000b' }, 'metadata.note'],
     ['a lone surrogate in a member name', { 'x\ud800': 1 }, 'metadata["x\\ud800"]'],
@@ -266,6 +265,29 @@ describe('POST /api/v1/memory/vector', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.errors).toEqual([{ field, message: expect.any(String) }]);
     expect(await snapshot()).toEqual(before);
+  });
+
+  // SDKs serialize unset members as null (as registration found, 95e1afb): null reads as absent.
+  it('reads null optional members (metadata, scope, scope_id, top_k, threshold, filters) as absent', async () => {
+    const wf = ids().wf;
+    const headers = { 'X-Workflow-ID': wf };
+    const stored = await store(
+      { key: 'nulls', embedding: [1, 2], metadata: null, scope: null, scope_id: null },
+      headers,
+    );
+    expect(stored.status).toBe(200);
+    expect(stored.body).toMatchObject({ scope: 'workflow', scope_id: wf });
+    const read = await call(cp.base, 'GET', '/api/v1/memory/vector/nulls', undefined, headers);
+    expect(read.body.metadata).toEqual({});
+    for (const body of [
+      { query_embedding: [1, 2], top_k: null, threshold: null, filters: null, scope: null, scope_id: null },
+      { embedding: [1, 2], limit: null, min_score: null },
+    ]) {
+      const found = await call(cp.base, 'POST', '/api/v1/memory/vector/search', body, headers);
+      expect(found.status).toBe(200);
+      // The workflow's vector, and any 2-dimension vectors other tests left in global.
+      expect(found.body.results).toContainEqual(expect.objectContaining({ key: 'nulls', scope: 'workflow' }));
+    }
   });
 
   // review, issue 10: 1e400 parsed as Infinity and was stored as null (a filter on it then looked for null).
@@ -385,7 +407,7 @@ describe('GET /api/v1/memory/vector/{key}', () => {
     const answer = await get('mine', '', { 'X-Workflow-ID': `${id.wf}-other` });
     expect(answer.status).toBe(404);
     expect(answer.body.code).toBe('not_found');
-    expect(answer.body.detail).toBe('No vector "mine" in the workflow, global scopes.');
+    expect(answer.body.detail).toBe('No vector "mine" in the workflow and global scopes.');
   });
 
   it.each([

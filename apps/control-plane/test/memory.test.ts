@@ -186,6 +186,19 @@ describe('memory scopes: every header combination', () => {
   });
 });
 
+describe('memory: null members', () => {
+  // SDKs serialize unset members as null (as registration found, 95e1afb): null reads as absent.
+  it('reads a null scope or scope_id as absent, and keeps data: null as a value', async () => {
+    const { wf } = ids();
+    const headers = { 'X-Workflow-ID': wf };
+    const written = await set({ key: 'nullish', data: null, scope: null, scope_id: null }, headers);
+    expect(written.body).toMatchObject({ scope: 'workflow', scope_id: wf });
+    const read = await get({ key: 'nullish', scope: null, scope_id: null }, headers);
+    expect(read.body).toMatchObject({ data: null, scope: 'workflow' });
+    expect((await remove({ key: 'nullish', scope: null }, headers)).body.deleted).toBe(true);
+  });
+});
+
 describe('POST /api/v1/memory/set', () => {
   it('stores any JSON value and answers it back unchanged', async () => {
     const { wf } = ids();

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nullable } from '../../platform/nullable.ts';
 import { SCOPES } from './scopes.ts';
 
 /** Longest key, in characters (UTF-16 code units). */
@@ -38,8 +39,8 @@ export const ScopeIdSchema = z
     example: 'sess_7',
   });
 
-/** `scope` and `scope_id`, in every memory body and query. */
-export const ScopeFields = { scope: ScopeSchema.optional(), scope_id: ScopeIdSchema.optional() };
+/** `scope` and `scope_id`, in every memory body and query; null (an SDK's unset member) is absent. */
+export const ScopeFields = { scope: nullable(ScopeSchema), scope_id: nullable(ScopeIdSchema) };
 
 /** `POST /api/v1/memory/set`. `data` is any JSON value, `null` included, but must be present. */
 export const SetBodySchema = z

@@ -117,3 +117,24 @@ export function requireReadScopes(request: ScopeRequest): ScopeRef[] {
   }
   return scopes;
 }
+
+/**
+ * The 404 of a get that found nothing: which scopes it searched, or which id the named scope
+ * lacked. `what` names the thing (`memory key`, `vector`).
+ */
+export function notFoundIn(
+  what: string,
+  key: string,
+  request: ScopeRequest,
+  searched: ScopeRef[],
+): ProblemError {
+  const names = searched.map((ref) => ref.scope);
+  const list = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
+  const detail =
+    searched.length === 0 && request.scope !== undefined
+      ? `No ${what} "${key}": ${missingIdDetail(request.scope)}`
+      : `No ${what} "${key}" in the ${list} scope${searched.length === 1 ? '' : 's'}.`;
+  return new ProblemError('not_found', detail, {
+    resolution: `Store the ${what} first, or check the scope: the context headers (or scope and scope_id) say where a get looks.`,
+  });
+}

@@ -7,7 +7,7 @@ import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import { MEMORY_STREAM } from './events.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import { deleteEntry, findEntry, listEntries, type MemoryEntry, setEntry } from './repository.ts';
-import { missingIdDetail, readScopes, type ScopeRef, type ScopeRequest, writeScope } from './scopes.ts';
+import { notFoundIn, readScopes, type ScopeRef, type ScopeRequest, writeScope } from './scopes.ts';
 import type { memorySettings } from './settings.ts';
 
 export type MemorySettings = ValuesOf<typeof memorySettings>;
@@ -90,17 +90,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const entry = await findEntry(db, refs, key);
       count('get', entry?.scope ?? 'none');
       if (entry) return entry;
-      const names = refs.map((ref) => ref.scope);
-      const searched =
-        names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : names.join('');
-      const detail =
-        refs.length === 0 && request.scope !== undefined
-          ? `No memory key "${key}": ${missingIdDetail(request.scope)}`
-          : `No memory key "${key}" in the ${searched} scope${refs.length === 1 ? '' : 's'}.`;
-      throw new ProblemError('not_found', detail, {
-        resolution:
-          'Set the key first, or check the scope: the context headers (or scope and scope_id) say where a get looks.',
-      });
+      throw notFoundIn('memory key', key, request, refs);
     },
 
     /** Removes `key` from one scope (chosen as for set); says whether there was something to remove. */

@@ -176,7 +176,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
           {
             code: 'not_found',
             when: 'No vector has this key in the scopes searched, or the named scope has no id in this request.',
-            detail: 'No vector "doc-42" in the workflow, global scopes.',
+            detail: 'No vector "doc-42" in the workflow and global scopes.',
           },
         ]),
       },

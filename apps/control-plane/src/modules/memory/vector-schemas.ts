@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { nullable } from '../../platform/nullable.ts';
 import { KeySchema, ScopeFields } from './schemas.ts';
 
 /** Results a search returns: the default and the most it may ask for. */
@@ -126,7 +127,7 @@ function buildVectorSchemas(maxDimensions: number) {
       maxDimensions,
       `The vector: 1 to ${maxDimensions} finite numbers, not all 0, of length (square root of the sum of squares) 1e-15 to 1e15, stored as float4 (\`real\`). One scope holds vectors of one dimension.`,
     ),
-    metadata: MetadataSchema.optional(),
+    metadata: nullable(MetadataSchema),
     ...ScopeFields,
   });
 
@@ -140,12 +141,12 @@ function buildVectorSchemas(maxDimensions: number) {
         maxDimensions,
         'The query vector (or `embedding`). Only stored vectors of its dimension are compared.',
       ).optional(),
-      top_k: TopKSchema.optional(),
-      threshold: ThresholdSchema.optional(),
+      top_k: nullable(TopKSchema),
+      threshold: nullable(ThresholdSchema),
       embedding: embeddingSchema(maxDimensions, 'Another name of `query_embedding`.').optional(),
-      limit: TopKSchema.optional().meta({ description: 'Another name of `top_k`.' }),
-      min_score: ThresholdSchema.optional().meta({ description: 'Another name of `threshold`.' }),
-      filters: JsonObject.optional().meta({
+      limit: nullable(TopKSchema.meta({ description: 'Another name of `top_k`.' })),
+      min_score: nullable(ThresholdSchema.meta({ description: 'Another name of `threshold`.' })),
+      filters: nullable(JsonObject).meta({
         description:
           'Only vectors whose metadata contains this JSON (`metadata @> filters`): `{"source": "finance"}` matches any metadata with that member.',
         example: { source: 'finance' },

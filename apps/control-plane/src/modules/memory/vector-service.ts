@@ -6,7 +6,7 @@ import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import {
-  missingIdDetail,
+  notFoundIn,
   readScopes,
   requireReadScopes,
   type ScopeRef,
@@ -139,13 +139,7 @@ export function createVectorService(deps: VectorServiceDeps) {
       const entry = await findVector(db, refs, key);
       count('vector_get', entry?.scope ?? 'none');
       if (entry) return entry;
-      const searched = refs.map((ref) => ref.scope).join(', ');
-      throw new ProblemError(
-        'not_found',
-        refs.length === 0 && request.scope !== undefined
-          ? `No vector "${key}": ${missingIdDetail(request.scope)}`
-          : `No vector "${key}" in the ${searched} scope${refs.length === 1 ? '' : 's'}.`,
-      );
+      throw notFoundIn('vector', key, request, refs);
     },
 
     /** Removes the vector of `key` from the write scope; says whether there was one. */

@@ -1,6 +1,7 @@
 import { fieldPath } from '@switchyard/shared';
 import { z } from 'zod';
 import { findUnstorable } from '../../platform/json-storable.ts';
+import { nullable, nullableWithDefault } from '../../platform/nullable.ts';
 
 /** Lifecycle states of a node instance (spec §3). */
 export const LIFECYCLE_STATUSES = ['starting', 'ready', 'degraded', 'offline'] as const;
@@ -33,23 +34,6 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
 const JsonObject = z
   .custom<Record<string, unknown>>(isPlainObject, { message: 'Invalid input: expected object' })
   .meta({ type: 'object', additionalProperties: {} });
-
-/**
- * An optional member that may also arrive as `null` (SDKs serialize None/nil that way): null
- * means absent, so the stored record never holds null where the type promises a value.
- */
-function nullable<T extends z.ZodType>(schema: T) {
-  // The outer optional() keeps the member optional in the inferred type.
-  return schema
-    .nullish()
-    .transform((value) => value ?? undefined)
-    .optional();
-}
-
-/** Like {@link nullable}, with the value an absent or null member stands for. */
-function nullableWithDefault<T extends z.ZodType>(schema: T, fallback: () => z.output<T>) {
-  return schema.nullish().transform((value): z.output<T> => value ?? fallback());
-}
 
 const TagList = z.array(z.string().max(100)).max(100);
 const Tags = nullableWithDefault(TagList, () => []);
