@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { createClientErrorHandler, newId } from '@switchyard/shared';
 import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
@@ -152,8 +153,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
         streams.endAll();
         await inFlight.drained(graceMs);
         // Whatever is still open after the grace period (a stuck request, a keep-alive socket
-        // between requests) would hold server.close() open until it times out.
+        // between requests, a connection handed over for an upgrade) would hold server.close()
+        // open until it times out, or for as long as its client stays.
         server.closeAllConnections();
+        inFlight.cutUpgraded();
         await stopped;
         // The database goes last: requests and background passes still use it until here.
         await runtime.stop(graceMs);
@@ -165,18 +168,36 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   };
 }
 
-/** Counts requests whose responses have not closed, so a shutdown can wait for them. */
+/**
+ * Counts requests whose responses have not closed, and connections handed over for an upgrade
+ * (WebSockets, and answers written on the socket: attachUpgrades) that have not closed, so a
+ * shutdown can wait for them.
+ */
 function trackRequests(server: Server) {
   let active = 0;
   const waiters = new Set<() => void>();
+  const upgraded = new Set<Duplex>();
+  const finished = () => {
+    active--;
+    if (active === 0) for (const wake of [...waiters]) wake();
+  };
   server.on('request', (_req, res) => {
     active++;
-    res.once('close', () => {
-      active--;
-      if (active === 0) for (const wake of [...waiters]) wake();
+    res.once('close', finished);
+  });
+  server.on('upgrade', (_req, socket: Duplex) => {
+    active++;
+    upgraded.add(socket);
+    socket.once('close', () => {
+      upgraded.delete(socket);
+      finished();
     });
   });
   return {
+    /** Destroys the upgraded connections still open, which closeAllConnections() does not see. */
+    cutUpgraded(): void {
+      for (const socket of upgraded) socket.destroy();
+    },
     /** Resolves once no request is in flight, or after `limitMs`, whichever comes first. */
     drained(limitMs: number): Promise<void> {
       if (active === 0) return Promise.resolve();
