@@ -1060,6 +1060,43 @@ describe('slow consumers and shutdown', () => {
     expect(slow.errors).toEqual([]);
   });
 
+  // review, issue 10: the keep-alive comment went through the buffer bound, and a client still
+  // reading a frame larger than the bound (a value near memory.max_value_bytes, which a frame of
+  // its own may be) was dropped when a keep-alive fell due, however steadily it read.
+  it('catch an SSE client reading steadily up on changes larger than the buffer bound, across keep-alives', async () => {
+    const own = await startTestControlPlane({ handle, sseKeepAliveMs: 1_000 });
+    try {
+      const id = unique('sess');
+      const mark = await socket(wsUrl(own.base, `${WS}?scope_id=${id}`));
+      await apply(own, { scope: 'session', scope_id: id, key: 'mark', action: 'set' });
+      const [start] = await mark.until(1);
+      mark.close();
+      // Values at the limit: each frame alone is over the 1 MiB bound.
+      const big = 'x'.repeat(own.config.memory.maxValueBytes - 2);
+      for (let n = 0; n < 6; n++)
+        await apply(own, { scope: 'session', scope_id: id, key: `big-${n}`, action: 'set', data: big });
+      const client = await rawConnection(own.base);
+      // About 1.5 MB/s: a frame takes most of a keep-alive interval to arrive.
+      client.tcp.on('data', () => {
+        client.tcp.pause();
+        setTimeout(() => client.tcp.resume(), 40);
+      });
+      client.tcp.write(
+        `GET ${SSE}?scope_id=${id}&last_event_id=${start!.id} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`,
+      );
+      const frames = () => client.received().toString('latin1').split('"timestamp":"').length - 1;
+      let closed = false;
+      void client.closed.then(() => {
+        closed = true;
+      });
+      await waitFor(() => frames() === 6 || closed, 30_000, 'the backlog');
+      expect(closed).toBe(false);
+      expect(frames()).toBe(6);
+    } finally {
+      await own.close();
+    }
+  });
+
   // review, issue 10: a shutdown ended SSE streams politely, and one whose client did not read
   // held the shutdown for its whole grace period (10 s), where a WebSocket is cut after 2 s.
   it('cuts an SSE stream whose client does not read 2 s after a shutdown ends it', async () => {

@@ -74,7 +74,12 @@ export function openEventStream(ctx: Context, options: EventStreamOptions = {}):
 
   let closed = false;
   const cleanups: Array<() => void> = [];
-  const timer = setInterval(() => stream.send(KEEP_ALIVE_FRAME), keepAliveMs);
+  // Only an idle connection needs one. Sent while output waits, it would trip the bound on a
+  // client still reading a frame larger than it (a memory value near its limit), which no frame
+  // of its own does (frame-queue.ts).
+  const timer = setInterval(() => {
+    if (res.writableLength === 0) stream.send(KEEP_ALIVE_FRAME);
+  }, keepAliveMs);
   timer.unref();
   let forget = () => {};
   const stream: EventStream = {
