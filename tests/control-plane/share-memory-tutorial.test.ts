@@ -34,7 +34,6 @@ import {
   commandExamples,
   fencedBlocks,
   IdMap,
-  parseSse,
   sseDifferences,
   startShell,
 } from '../support/doc-examples.ts';

@@ -1,6 +1,5 @@
 import type { ServerResponse } from 'node:http';
 import Router from '@koa/router';
-import type { Context } from 'koa';
 import { z } from 'zod';
 import { type EventLog, type EventLogEntry, isCursor } from '../../platform/events/event-log.ts';
 import { parseWith } from '../../platform/http/request-body.ts';
