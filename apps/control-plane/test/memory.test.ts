@@ -168,6 +168,15 @@ describe('memory scopes: every header combination', () => {
     expect((await set({ key: 'pref', data: 3, scope: 'global' }, headers)).body.scope_id).toBe('global');
   });
 
+  it('trims scope_id as the context headers are trimmed: both name the same scope', async () => {
+    const { sess } = ids();
+    await set({ key: 'trimmed', data: 1, scope: 'session', scope_id: ` ${sess} ` });
+    expect((await get({ key: 'trimmed' }, { 'X-Session-ID': sess })).body).toMatchObject({
+      scope_id: sess,
+      data: 1,
+    });
+  });
+
   it('a named scope without its id: writes and lists are 400, a get is 404 (SDKs walk the scopes), nothing changes', async () => {
     const before = await snapshot();
     const refused = await set({ key: 'k', data: 1, scope: 'session' });

@@ -5,7 +5,7 @@ import { DEFAULT_BODY_LIMIT, parseJsonBody, parseWith } from '../../platform/htt
 import { KeyBodySchema, ListQuerySchema, SetBodySchema } from './schemas.ts';
 import type { ScopeRequest } from './scopes.ts';
 import type { MemoryService } from './service.ts';
-import { entryView } from './views.ts';
+import { deletedView, entryView, writtenView } from './views.ts';
 
 export interface MemoryRouterDeps {
   service: MemoryService;
@@ -48,8 +48,7 @@ export function memoryRouter(deps: MemoryRouterDeps): Router {
     const body = await parseJsonBody(ctx, SetBodySchema, setBodyLimit);
     const entry = await service.set(scopeRequest(ctx, body), body.key, body.data);
     ctx.set('Cache-Control', 'no-store');
-    const { data: _value, ...written } = entryView(entry);
-    ctx.body = written;
+    ctx.body = writtenView(entry);
   });
 
   router.post('/api/v1/memory/get', async (ctx) => {
@@ -63,7 +62,7 @@ export function memoryRouter(deps: MemoryRouterDeps): Router {
     const body = await parseJsonBody(ctx, KeyBodySchema);
     const { ref, deleted } = await service.delete(scopeRequest(ctx, body), body.key);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { key: body.key, scope: ref.scope, scope_id: ref.scopeId, deleted };
+    ctx.body = deletedView(body.key, ref, deleted);
   });
 
   router.get('/api/v1/memory/list', async (ctx) => {

@@ -30,6 +30,8 @@ export const ScopeSchema = z.enum(SCOPES).meta({
 /** A scope id, as `scope_id` or a context header carries it: printable ASCII, 1 to 256. */
 export const ScopeIdSchema = z
   .string()
+  // Trimmed like the context headers it stands in for, so " wf_1" names the same scope as wf_1.
+  .trim()
   .min(1)
   .max(256)
   .regex(/^[\x20-\x7e]+$/, 'use printable ASCII characters')

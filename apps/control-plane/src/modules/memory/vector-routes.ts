@@ -2,42 +2,14 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { parseJsonBody, parseWith } from '../../platform/http/request-body.ts';
 import { scopeRequest } from './routes.ts';
-import type { VectorEntry, VectorHit } from './vector-repository.ts';
 import { vectorSchemas } from './vector-schemas.ts';
-import type { StoredVector, VectorService } from './vector-service.ts';
+import type { VectorService } from './vector-service.ts';
+import { deletedView, hitView, storedVectorView, vectorView } from './views.ts';
 
 export interface VectorMemoryRouterDeps {
   service: VectorService;
   /** memory.max_vector_dimensions: longer embeddings are refused while parsing (400). */
   maxVectorDimensions: number;
-}
-
-function storedView(stored: StoredVector) {
-  return {
-    key: stored.key,
-    scope: stored.scope,
-    scope_id: stored.scopeId,
-    dimensions: stored.dimensions,
-    created_at: stored.createdAt.toISOString(),
-    updated_at: stored.updatedAt.toISOString(),
-  };
-}
-
-function entryView(entry: VectorEntry) {
-  return {
-    key: entry.key,
-    embedding: entry.embedding,
-    metadata: entry.metadata,
-    dimensions: entry.dimensions,
-    scope: entry.scope,
-    scope_id: entry.scopeId,
-    created_at: entry.createdAt.toISOString(),
-    updated_at: entry.updatedAt.toISOString(),
-  };
-}
-
-function hitView(hit: VectorHit) {
-  return { key: hit.key, score: hit.score, metadata: hit.metadata, scope: hit.scope, scope_id: hit.scopeId };
 }
 
 /**
@@ -53,7 +25,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
     const body = await parseJsonBody(ctx, schemas.StoreBodySchema);
     const stored = await service.store(scopeRequest(ctx, body), body);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = storedView(stored);
+    ctx.body = storedVectorView(stored);
   };
   router.post('/api/v1/memory/vector', store);
   router.post('/api/v1/memory/vector/set', store);
@@ -69,7 +41,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
     const body = await parseJsonBody(ctx, schemas.DeleteBodySchema);
     const { ref, deleted } = await service.delete(scopeRequest(ctx, body), body.key);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { key: body.key, scope: ref.scope, scope_id: ref.scopeId, deleted };
+    ctx.body = deletedView(body.key, ref, deleted);
   });
 
   router.get('/api/v1/memory/vector/:key', async (ctx) => {
@@ -77,7 +49,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
     const query = parseWith(schemas.KeyQuerySchema, ctx.query, 'query');
     const entry = await service.get(scopeRequest(ctx, query), key);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = entryView(entry);
+    ctx.body = vectorView(entry);
   });
 
   router.delete('/api/v1/memory/vector/:key', async (ctx) => {
@@ -85,7 +57,7 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
     const query = parseWith(schemas.KeyQuerySchema, ctx.query, 'query');
     const { ref, deleted } = await service.delete(scopeRequest(ctx, query), key);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { key, scope: ref.scope, scope_id: ref.scopeId, deleted };
+    ctx.body = deletedView(key, ref, deleted);
   });
 
   return router;
