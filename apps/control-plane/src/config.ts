@@ -1,10 +1,12 @@
 import type { Database } from '@switchyard/shared/db';
+import { approvalSettings } from './modules/approvals/index.ts';
 import { getStoredConfig } from './modules/config-store/index.ts';
 import { connectorSettings } from './modules/connector/index.ts';
 import { discoverySettings } from './modules/discovery/index.ts';
 import { executionQueueSettings } from './modules/executions/index.ts';
 import { memorySettings } from './modules/memory/index.ts';
 import { nodeHealthSettings, nodeLifecycleSettings } from './modules/nodes/index.ts';
+import { observabilitySettings } from './modules/observability/index.ts';
 import { webhookSettings } from './modules/webhooks/index.ts';
 import {
   DEFAULT_CONFIG_FILE,
@@ -39,6 +41,8 @@ export const SETTINGS_TREE = {
   discovery: discoverySettings,
   executionQueue: { ...executionQueueSettings, ...webhookSettings },
   memory: memorySettings,
+  approvals: approvalSettings,
+  observability: observabilitySettings,
   connector: connectorSettings,
   configSource: configSourceSetting,
 };

@@ -98,6 +98,26 @@ describe('loadConfig defaults', () => {
         vectorSearch: 'auto',
         vectorEfSearch: 100,
       },
+      approvals: {
+        defaultExpiryMs: 86_400_000,
+        maxExpiryMs: 2_592_000_000,
+        webhookSecret: undefined,
+        webhookToleranceMs: 300_000,
+        callbackTimeoutMs: 10_000,
+        callbackMaxBackoffMs: 300_000,
+        sweepIntervalMs: 5_000,
+      },
+      observability: {
+        batchSize: 10,
+        batchTimeoutMs: 1_000,
+        httpTimeoutMs: 10_000,
+        maxAttempts: 3,
+        initialBackoffMs: 1_000,
+        maxBackoffMs: 30_000,
+        workers: 2,
+        queueSize: 1000,
+        snapshotIntervalMs: 60_000,
+      },
       connector: {
         token: undefined,
         capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
@@ -157,6 +177,24 @@ memory:
   max_vector_dimensions: 1536
   vector_search: exact
   vector_ef_search: 200
+approvals:
+  default_expiry: 2h
+  max_expiry: 48h
+  webhook_secret: approval-secret
+  webhook_tolerance: 1m
+  callback_timeout: 2s
+  callback_max_backoff: 30s
+  sweep_interval: 1s
+observability:
+  batch_size: 50
+  batch_timeout: 250ms
+  http_timeout: 2s
+  max_attempts: 5
+  initial_backoff: 200ms
+  max_backoff: 10s
+  workers: 4
+  queue_size: 500
+  snapshot_interval: 0
 connector:
   token: conn-token
   capabilities: [reasoners:read, config_management]
@@ -204,6 +242,26 @@ connector:
       maxVectorDimensions: 1536,
       vectorSearch: 'exact',
       vectorEfSearch: 200,
+    });
+    expect(config.approvals).toEqual({
+      defaultExpiryMs: 7_200_000,
+      maxExpiryMs: 172_800_000,
+      webhookSecret: 'approval-secret',
+      webhookToleranceMs: 60_000,
+      callbackTimeoutMs: 2_000,
+      callbackMaxBackoffMs: 30_000,
+      sweepIntervalMs: 1_000,
+    });
+    expect(config.observability).toEqual({
+      batchSize: 50,
+      batchTimeoutMs: 250,
+      httpTimeoutMs: 2_000,
+      maxAttempts: 5,
+      initialBackoffMs: 200,
+      maxBackoffMs: 10_000,
+      workers: 4,
+      queueSize: 500,
+      snapshotIntervalMs: 0,
     });
     expect(config.connector).toEqual({
       token: 'conn-token',

@@ -12,6 +12,9 @@ import { addNodeLastRegisteredAt } from './20261123090400_add_node_last_register
 import { addExecutionDispatchedAt } from './20261123090500_add_execution_dispatched_at.ts';
 import { createMemory } from './20261123090600_create_memory.ts';
 import { memoryKeysBytewise } from './20261123090700_memory_keys_bytewise.ts';
+import { createApprovalRequests } from './20261123090800_create_approval_requests.ts';
+import { addConfigVersions } from './20261123090900_add_config_versions.ts';
+import { createObservability } from './20261123091000_create_observability.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -30,5 +33,8 @@ export const controlPlaneMigrations: MigrationSet = {
     addExecutionDispatchedAt,
     createMemory,
     memoryKeysBytewise,
+    createApprovalRequests,
+    addConfigVersions,
+    createObservability,
   ],
 };
