@@ -13,7 +13,7 @@ const ALWAYS_OPEN = ['/api/v1/health', '/metrics', '/ui/*', OPENAPI_PATH];
  * The connector API authenticates with its own token (SERVICE_CONNECTOR_TOKEN) and capabilities,
  * so the API key neither protects nor unlocks it.
  */
-const CONNECTOR_PATHS = ['/connector/*'];
+const CONNECTOR_PATHS = ['/connector/*', '/api/v1/connector/*'];
 
 export interface ApiKeySettings {
   /** The key; undefined or empty turns authentication off. */
