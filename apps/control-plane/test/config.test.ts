@@ -48,6 +48,7 @@ afterAll(async () => {
 beforeEach(async () => {
   logged = [];
   await handle.db('configs').delete();
+  await handle.db('config_versions').delete();
 });
 
 describe('loadConfig defaults', () => {
@@ -503,17 +504,21 @@ describe('loadConfig from the database (SERVICE_CONFIG_SOURCE=db)', () => {
 describe('configs storage', () => {
   it('creates, replaces, lists and deletes stored configs', async () => {
     const first = await putStoredConfig(handle.db, { name: 'alpha', body: 'a: 1\n', updatedBy: 'ops' });
-    expect(first).toMatchObject({ name: 'alpha', body: 'a: 1\n', updatedBy: 'ops' });
-    expect(new Date(first.createdAt).toISOString()).toBe(first.createdAt);
+    expect(first).toMatchObject({
+      created: true,
+      config: { name: 'alpha', version: 1, bytes: 5, updatedBy: 'ops' },
+    });
+    expect(new Date(first.config.createdAt).toISOString()).toBe(first.config.createdAt);
     const replaced = await putStoredConfig(handle.db, { name: 'alpha', body: 'a: 2\n' });
-    expect(replaced.body).toBe('a: 2\n');
-    expect(replaced.updatedBy).toBeNull();
-    expect(replaced.createdAt).toBe(first.createdAt);
+    expect(replaced).toMatchObject({ created: false, config: { version: 2, updatedBy: null } });
+    expect(replaced.config.createdAt).toBe(first.config.createdAt);
+    expect((await getStoredConfig(handle.db, 'alpha'))?.body).toBe('a: 2\n');
     await putStoredConfig(handle.db, { name: 'beta', body: '' });
     expect((await listStoredConfigs(handle.db)).map((c) => c.name)).toEqual(['alpha', 'beta']);
-    expect(await deleteStoredConfig(handle.db, 'alpha')).toBe(true);
-    expect(await deleteStoredConfig(handle.db, 'alpha')).toBe(false);
+    expect(await deleteStoredConfig(handle.db, { name: 'alpha' })).toEqual({ version: 3 });
+    expect(await deleteStoredConfig(handle.db, { name: 'alpha' })).toBeUndefined();
     expect(await getStoredConfig(handle.db, 'alpha')).toBeUndefined();
+    expect((await listStoredConfigs(handle.db)).map((c) => c.name)).toEqual(['beta']);
   });
 
   it('works inside a transaction', async () => {

@@ -12,16 +12,35 @@ export const DEFAULT_CONFIG_FILE = './switchyard.yaml';
 /** The setting that decides whether the stored config is read at all. */
 const CONFIG_SOURCE_KEY = 'config_source';
 
+/** One reason a configuration cannot be used: the setting, where its value came from, what is wrong. */
+export interface ConfigIssue {
+  /** The dotted key (`server.port`), or `(document)` for a problem with a whole source. */
+  key: string;
+  /** Where the value came from: `environment variable CONTROL_PLANE_PORT`, `file /x.yaml`, ... */
+  source: string;
+  message: string;
+  /** The whole problem as one line, as the start-up error prints it. */
+  line: string;
+}
+
+/** The key an issue about a whole source (unreadable YAML, a missing file) is filed under. */
+export const DOCUMENT_KEY = '(document)';
+
 /** Every reason the configuration cannot be used, one line each naming the key and its source. */
 export class ConfigError extends Error {
   readonly problems: string[];
+  readonly issues: ConfigIssue[];
 
-  constructor(problems: string[]) {
+  constructor(issues: ConfigIssue[]) {
+    const problems = issues.map((issue) => issue.line);
     super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
     this.name = 'ConfigError';
     this.problems = problems;
+    this.issues = issues;
   }
 }
+
+type Problems = ConfigIssue[];
 
 export interface LoadSettingsOptions {
   /** The environment to read; defaults to process.env. */
@@ -58,12 +77,17 @@ type Catalogue = ReturnType<typeof catalogue>;
  * Turns a parsed YAML document into dotted setting keys, refusing keys nobody reads: a typo such
  * as `check_intervall` would otherwise be silently ignored and the default used.
  */
-function flatten(cat: Catalogue, document: unknown, label: string, problems: string[]): Values {
+function flatten(cat: Catalogue, document: unknown, label: string, problems: Problems): Values {
   const values: Values = new Map();
   if (document === null || document === undefined) return values;
   const walk = (node: unknown, prefix: string) => {
     if (typeof node !== 'object' || node === null || Array.isArray(node)) {
-      problems.push(`${prefix || '(top level)'}: expected a mapping of keys — in ${label}`);
+      problems.push({
+        key: prefix || DOCUMENT_KEY,
+        source: label,
+        message: 'expected a mapping of keys',
+        line: `${prefix || '(top level)'}: expected a mapping of keys — in ${label}`,
+      });
       return;
     }
     for (const [name, child] of Object.entries(node)) {
@@ -79,7 +103,13 @@ function flatten(cat: Catalogue, document: unknown, label: string, problems: str
             .filter((k) => (prefix ? k.startsWith(`${prefix}.`) : true))
             .map((k) => (prefix ? k.slice(prefix.length + 1) : k).split('.')[0]!),
         );
-        problems.push(`${key}: unknown setting — in ${label} (known here: ${[...siblings].join(', ')})`);
+        const message = `unknown setting (known here: ${[...siblings].join(', ')})`;
+        problems.push({
+          key,
+          source: label,
+          message,
+          line: `${key}: unknown setting — in ${label} (known here: ${[...siblings].join(', ')})`,
+        });
       }
     }
   };
@@ -87,12 +117,13 @@ function flatten(cat: Catalogue, document: unknown, label: string, problems: str
   return values;
 }
 
-function parseYamlLayer(cat: Catalogue, text: string, label: string, problems: string[]): Values {
+function parseYamlLayer(cat: Catalogue, text: string, label: string, problems: Problems): Values {
   let document: unknown;
   try {
     document = parseYaml(text);
   } catch (error) {
-    problems.push(`${label} is not valid YAML: ${(error as Error).message.split('\n')[0]}`);
+    const message = `not valid YAML: ${(error as Error).message.split('\n')[0]}`;
+    problems.push({ key: DOCUMENT_KEY, source: label, message, line: `${label} is ${message}` });
     return new Map();
   }
   return flatten(cat, document, label, problems);
@@ -113,13 +144,19 @@ function fileLayer(
   cat: Catalogue,
   options: LoadSettingsOptions,
   env: NodeJS.ProcessEnv,
-  problems: string[],
+  problems: Problems,
 ): Layer | undefined {
   const explicit = options.filePath ?? (env.SERVICE_CONFIG_FILE || undefined);
   const path = resolve(explicit ?? DEFAULT_CONFIG_FILE);
   if (!existsSync(path)) {
-    if (explicit)
-      problems.push(`config file ${path} does not exist (set by SERVICE_CONFIG_FILE or filePath)`);
+    if (explicit) {
+      problems.push({
+        key: DOCUMENT_KEY,
+        source: `file ${path}`,
+        message: 'does not exist (set by SERVICE_CONFIG_FILE or filePath)',
+        line: `config file ${path} does not exist (set by SERVICE_CONFIG_FILE or filePath)`,
+      });
+    }
     return undefined;
   }
   const label = `file ${path}`;
@@ -130,7 +167,7 @@ async function storedLayer(
   cat: Catalogue,
   readStored: () => Promise<string | undefined>,
   log: (line: string) => void,
-  problems: string[],
+  problems: Problems,
 ): Promise<Layer> {
   const label = `database config "${STORED_CONFIG_NAME}"`;
   const text = await readStored();
@@ -151,7 +188,7 @@ async function storedLayer(
 }
 
 /** Picks each setting from the first layer that has it (or its default) and validates it. */
-function resolveValues(cat: Catalogue, layers: Layer[], problems: string[]): Values {
+function resolveValues(cat: Catalogue, layers: Layer[], problems: Problems): Values {
   const values: Values = new Map();
   for (const [key, declared] of cat.byKey) {
     const layer = layers.find((l) => l.values.has(key));
@@ -163,7 +200,14 @@ function resolveValues(cat: Catalogue, layers: Layer[], problems: string[]): Val
         : layer.label === 'environment'
           ? `environment variable ${declared.env}`
           : layer.label;
-      for (const issue of parsed.error.issues) problems.push(`${key}: ${issue.message} — from ${source}`);
+      for (const issue of parsed.error.issues) {
+        problems.push({
+          key,
+          source,
+          message: issue.message,
+          line: `${key}: ${issue.message} — from ${source}`,
+        });
+      }
     }
   }
   return values;
@@ -181,7 +225,7 @@ export async function loadSettings<T extends SettingsTree>(
   const cat = catalogue(tree);
   const env = options.env ?? process.env;
   const log = options.log ?? (() => {});
-  const problems: string[] = [];
+  const problems: Problems = [];
   const layers: Layer[] = [environmentLayer(cat, env)];
   const file = fileLayer(cat, options, env, problems);
 
@@ -204,8 +248,41 @@ export async function loadSettings<T extends SettingsTree>(
 /** The configuration of `tree` from defaults alone. */
 export function defaultSettings<T extends SettingsTree>(tree: T): ValuesOf<T> {
   const cat = catalogue(tree);
-  const problems: string[] = [];
+  const problems: Problems = [];
   const values = resolveValues(cat, [], problems);
   if (problems.length > 0) throw new ConfigError(problems);
   return valuesOf(tree, values);
+}
+
+/**
+ * Checks a text meant to be stored as the control plane's config (`STORED_CONFIG_NAME`) the way a
+ * load would read it — YAML syntax, known keys, each value's checks — and also refuses the keys a
+ * load ignores there (storage, connector, config_source): storing them would only mislead the
+ * next reader. Empty when the text is usable; each issue names its key and `source`.
+ */
+export function checkStoredSettings(tree: SettingsTree, text: string, source: string): ConfigIssue[] {
+  const cat = catalogue(tree);
+  const problems: Problems = [];
+  const values = parseYamlLayer(cat, text, source, problems);
+  for (const [key, value] of values) {
+    const declared = cat.byKey.get(key)!;
+    if (!declared.fromDatabase) {
+      const message =
+        'is never read from the database (the storage and connector sections and config_source come from the environment or the file)';
+      problems.push({ key, source, message, line: `${key}: ${message} — in ${source}` });
+      continue;
+    }
+    const parsed = declared.schema.safeParse(value);
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) {
+        problems.push({
+          key,
+          source,
+          message: issue.message,
+          line: `${key}: ${issue.message} — from ${source}`,
+        });
+      }
+    }
+  }
+  return problems;
 }

@@ -75,6 +75,7 @@ export const authSettings = {
     schema: optionalTextSetting(),
     default: undefined,
     fromDatabase: true,
+    live: true,
     meaning: 'API key every request must carry; unset or empty turns API-key authentication off.',
   }),
   skipPaths: setting({
@@ -83,6 +84,7 @@ export const authSettings = {
     schema: listSetting(skipPathProblem),
     default: [],
     fromDatabase: true,
+    live: true,
     meaning:
       'Extra paths that need no API key: exact paths, or `prefix/*` for a path and everything under it.',
   }),
@@ -96,6 +98,7 @@ export const loggingSettings = {
     schema: choiceSetting(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const),
     default: 'info',
     fromDatabase: true,
+    live: true,
     meaning: 'Least severe log level written: trace, debug, info, warn, error, fatal or silent.',
   }),
   format: setting({

@@ -16,6 +16,12 @@ export interface Setting<S extends z.ZodType = z.ZodType> {
   default: unknown;
   /** False for the storage and connector sections: a database must never redirect or unlock them. */
   fromDatabase: boolean;
+  /**
+   * True when a running server applies a new value at once on `POST /api/v1/configs/reload`
+   * (the code reading it asks for the current value each time); otherwise a new value is reported
+   * as needing a restart. Absent means false.
+   */
+  live?: boolean;
   /** One sentence for the settings table of the README and the docs. */
   meaning: string;
 }
@@ -44,6 +50,19 @@ export function settingsOf(tree: SettingsTree): Setting[] {
   return Object.values(tree).flatMap((node) => (isSetting(node) ? [node] : settingsOf(node)));
 }
 
+/** The values of a typed config keyed by file key: the inverse of {@link valuesOf}. */
+export function keyedValues(tree: SettingsTree, values: unknown): Map<string, unknown> {
+  const out = new Map<string, unknown>();
+  const walk = (node: SettingsTree, value: Record<string, unknown>) => {
+    for (const [name, child] of Object.entries(node)) {
+      if (isSetting(child)) out.set(child.key, value[name]);
+      else walk(child, (value[name] ?? {}) as Record<string, unknown>);
+    }
+  };
+  walk(tree, values as Record<string, unknown>);
+  return out;
+}
+
 /** Shapes validated values, keyed by file key, into the typed config of `tree`. */
 export function valuesOf<T extends SettingsTree>(tree: T, byKey: ReadonlyMap<string, unknown>): ValuesOf<T> {
   const out: Record<string, unknown> = {};
@@ -67,11 +86,11 @@ function defaultText(value: unknown): string {
 export function settingsTable(settings: readonly Setting[]): string {
   const rows = settings.map(
     (s) =>
-      `| \`${s.key}\` | \`${s.env}\` | ${defaultText(s.default)} | ${s.fromDatabase ? 'yes' : 'never'} | ${s.meaning} |`,
+      `| \`${s.key}\` | \`${s.env}\` | ${defaultText(s.default)} | ${s.fromDatabase ? 'yes' : 'never'} | ${s.live ? 'at once' : 'restart'} | ${s.meaning} |`,
   );
   return [
-    '| File key | Environment variable | Default | From database | Meaning |',
-    '|---|---|---|---|---|',
+    '| File key | Environment variable | Default | From database | On reload | Meaning |',
+    '|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }

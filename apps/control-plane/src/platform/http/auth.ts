@@ -114,12 +114,16 @@ export function requiresApiKey(path: string, settings: ApiKeySettings): boolean 
 
 /**
  * Koa middleware for SERVICE_API_KEY (spec §5): when a key is set, every request outside the open
- * paths carries it or is answered 401 unauthorized with `WWW-Authenticate: Bearer`.
+ * paths carries it or is answered 401 unauthorized with `WWW-Authenticate: Bearer`. Given a
+ * function, it asks it for the settings on every request, so a reload that changes the key or the
+ * skip paths takes effect at once.
  */
-export function apiKeyAuth(settings: ApiKeySettings): Middleware {
-  const apiKey = settings.apiKey;
+export function apiKeyAuth(settings: ApiKeySettings | (() => ApiKeySettings)): Middleware {
+  const current = typeof settings === 'function' ? settings : () => settings;
   return async (ctx, next) => {
-    if (!apiKey || !requiresApiKey(ctx.path, settings)) return next();
+    const now = current();
+    const apiKey = now.apiKey;
+    if (!apiKey || !requiresApiKey(ctx.path, now)) return next();
     const outcome = checkApiKey({ headers: ctx.headers, queryKey: ctx.query.api_key }, apiKey);
     if (!outcome.ok) {
       throw new ProblemError('unauthorized', outcome.detail, { headers: { 'WWW-Authenticate': 'Bearer' } });
