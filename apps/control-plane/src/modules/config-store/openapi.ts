@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import type { oas31, ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import {
   ConfigListSchema,
@@ -95,7 +95,8 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
       ]
     : [];
   // The connector feature declares these two schemes (`Authorization: Bearer` and X-Connector-Token).
-  const security = connector ? { security: [{ ConnectorBearer: [] }, { ConnectorToken: [] }] } : {};
+  const requirements: oas31.SecurityRequirementObject[] = [{ ConnectorBearer: [] }, { ConnectorToken: [] }];
+  const security = connector ? { security: requirements } : {};
   const problems = (path: string, cases: ProblemCase[]) =>
     problemResponses(path.replace('{config_name}', 'control-plane').replace('{version}', '3'), [
       ...cases,
