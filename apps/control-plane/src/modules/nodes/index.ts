@@ -4,9 +4,10 @@ export { agentUrl } from './agent-urls.ts';
 export { nodeEventsRouter } from './event-routes.ts';
 export { NODES_TOPIC, type NodeEvent } from './events.ts';
 export { type CompiledSchema, compileJsonSchema, InvalidSchemaError } from './function-schemas.ts';
-export { isRoutable } from './lifecycle.ts';
+export { compareStatus, isRoutable } from './lifecycle.ts';
 export { nodesOpenApi } from './openapi.ts';
 export { listNodeInstances } from './repository.ts';
+export { type RestartOutcome, requestRestart } from './restart.ts';
 export { nodesRouter } from './routes.ts';
 export { chooseWeighted } from './routing.ts';
 export { createNodeRuntime, type NodeRuntime, type NodeRuntimeDeps } from './runtime.ts';
@@ -23,3 +24,5 @@ export {
   nodeHealthSettings,
   nodeLifecycleSettings,
 } from './settings.ts';
+export { MAX_TRAFFIC_WEIGHT, setTrafficWeight } from './traffic.ts';
+export { healthView } from './views.ts';
