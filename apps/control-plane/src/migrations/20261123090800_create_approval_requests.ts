@@ -12,14 +12,16 @@ export const createApprovalRequests: Migration = {
       table.text('approval_request_id').primary();
       table.text('execution_id').notNullable();
       table.text('node_id').notNullable();
+      // The execution's target, copied so lists of approvals name what asks without a join.
+      table.text('target').notNullable();
       table.text('approval_request_url').nullable();
       // Where the decision is POSTed (the TypeScript SDK's `<agent>/webhooks/approval`); null when
       // the agent polls approval-status instead.
       table.text('callback_url').nullable();
-      // pending | approved | rejected | request_changes | expired
+      // pending | approved | rejected | request_changes | expired | cancelled (the execution ended
+      // otherwise before a decision)
       table.text('status').notNullable();
       table.text('feedback').nullable();
-      table.text('decided_by').nullable();
       table.timestamp('requested_at', { useTz: true }).notNullable();
       table.timestamp('expires_at', { useTz: true }).notNullable();
       table.timestamp('decided_at', { useTz: true }).nullable();

@@ -1,2 +1,11 @@
-/** Human approvals: executions paused for a reviewer's decision, and the decision's way back to the agent. */
+/**
+ * Human approvals: executions paused for a reviewer's decision (request-approval, approval-status,
+ * the decision webhook, the list), the decision's way back to the agent (a durable, retried
+ * callback), and the expiry sweep. Other features reach it only through this file.
+ */
+export { APPROVAL_CALLBACKS_TOPIC } from './callbacks.ts';
+export { approvalsOpenApi } from './openapi.ts';
+export { approvalsRouter } from './routes.ts';
+export { type ApprovalRuntime, createApprovalRuntime } from './runtime.ts';
 export { type ApprovalSettings, approvalSettings } from './settings.ts';
+export { decisionSignature } from './signing.ts';

@@ -32,6 +32,12 @@ export function webhookPayload(row: ExecutionRow): Record<string, unknown> {
   return payload;
 }
 
+/**
+ * Called inside the transaction that ends an execution which was `waiting` (cancelled, failed or
+ * timed out before its approval was decided), with the ended row (its `waiting_for` says for what).
+ */
+export type EndedWhileWaiting = (trx: Knex.Transaction, row: ExecutionRow, now: Date) => Promise<void>;
+
 export interface FinisherDeps {
   db: Knex;
   clock: Clock;
@@ -55,6 +61,7 @@ export interface FinisherDeps {
  */
 export function createFinisher(deps: FinisherDeps) {
   const localWaiters = new Map<string, Set<() => void>>();
+  let endedWhileWaiting: EndedWhileWaiting | undefined;
 
   function notifyLocal(id: string): void {
     for (const wake of localWaiters.get(id) ?? []) wake();
@@ -91,6 +98,24 @@ export function createFinisher(deps: FinisherDeps) {
       }
     },
 
+    /**
+     * Ends an execution inside the caller's transaction (see finishIn); the caller calls
+     * `afterFinish` with the row once its transaction committed.
+     */
+    finishIn: (
+      trx: Knex.Transaction,
+      id: string,
+      outcome: Outcome,
+      now: Date,
+      before?: (row: ExecutionRow) => Array<{ name: string; payload: object }>,
+    ) => finishIn(trx, id, outcome, now, before),
+    afterFinish: (row: ExecutionRow) => afterFinish(row),
+
+    /** Sets what else happens, in the ending transaction, when an execution ends while waiting. */
+    onEndedWhileWaiting(hook: EndedWhileWaiting): void {
+      endedWhileWaiting = hook;
+    },
+
     /** Calls `wake` when the execution ends, here or on another replica; returns the unsubscribe. */
     onFinished(id: string, wake: () => void): () => void {
       let set = localWaiters.get(id);
@@ -106,29 +131,39 @@ export function createFinisher(deps: FinisherDeps) {
     },
   };
 
-  async function finishOnce(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
-    const now = new Date(deps.clock.now());
-    // Most executions have no webhook: their end and its event are one statement. The others
-    // (and an execution that had already ended, which this finds nothing to do for) go through
-    // the transaction that also writes the delivery.
-    const row =
-      (await finishWithoutWebhook(deps.db, id, outcome, EXECUTIONS_STREAM, now)) ??
-      (await deps.db.transaction(async (trx: Knex.Transaction) => {
-        const finished = await finishExecution(trx, id, outcome, now);
-        if (!finished) return undefined;
-        await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
-        if (finished.webhook) {
-          await enqueueWebhookDelivery(trx, {
-            executionId: finished.execution_id,
-            event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
-            webhook: finished.webhook,
-            payload: webhookPayload(finished),
-            now,
-          });
-        }
-        return finished;
-      }));
-    if (!row) return undefined;
+  /**
+   * The terminal state, the events and the webhook delivery, inside the caller's transaction.
+   * `before` names events appended ahead of `execution.completed` (an approval that expired
+   * resolves before the execution completes). Undefined when the execution had already ended.
+   */
+  async function finishIn(
+    trx: Knex.Transaction,
+    id: string,
+    outcome: Outcome,
+    now: Date,
+    before: (row: ExecutionRow) => Array<{ name: string; payload: object }> = () => [],
+  ): Promise<ExecutionRow | undefined> {
+    const finished = await finishExecution(trx, id, outcome, now);
+    if (!finished) return undefined;
+    // It ended while waiting for an approval: the request ends with it, in this transaction.
+    if (finished.waiting_for && endedWhileWaiting) await endedWhileWaiting(trx, finished, now);
+    for (const event of before(finished))
+      await appendEvent(trx, EXECUTIONS_STREAM, event.name, event.payload);
+    await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));
+    if (finished.webhook) {
+      await enqueueWebhookDelivery(trx, {
+        executionId: finished.execution_id,
+        event: finished.status === 'succeeded' ? 'execution.completed' : 'execution.failed',
+        webhook: finished.webhook,
+        payload: webhookPayload(finished),
+        now,
+      });
+    }
+    return finished;
+  }
+
+  /** After the commit of an end: wake the event readers and webhook workers, count, tell waiters. */
+  function afterFinish(row: ExecutionRow): void {
     deps.eventLog.announce(EXECUTIONS_STREAM);
     if (row.webhook) deps.wakeWebhooks();
     deps.metrics.executionsTotal.inc({ node: row.node_id, type: row.function_type, status: row.status });
@@ -142,6 +177,18 @@ export function createFinisher(deps: FinisherDeps) {
         .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
         .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));
     }
+  }
+
+  async function finishOnce(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
+    const now = new Date(deps.clock.now());
+    // Most executions have no webhook: their end and its event are one statement. The others
+    // (and an execution that had already ended, which this finds nothing to do for) go through
+    // the transaction that also writes the delivery.
+    const row =
+      (await finishWithoutWebhook(deps.db, id, outcome, EXECUTIONS_STREAM, now)) ??
+      (await deps.db.transaction((trx: Knex.Transaction) => finishIn(trx, id, outcome, now)));
+    if (!row) return undefined;
+    afterFinish(row);
     return row;
   }
 }

@@ -5,10 +5,14 @@
 export { executionEventsOpenApi } from './event-openapi.ts';
 export { executionEventsRouter } from './event-routes.ts';
 export { EXECUTIONS_STREAM } from './events.ts';
+export type { EndedWhileWaiting } from './finisher.ts';
+export type { ExecutionLogs } from './logs.ts';
 export { createExecutionMetrics, type ExecutionMetrics } from './metrics.ts';
 export { executionsOpenApi } from './openapi.ts';
+export { type ExecutionRow, isTerminal, type WaitingFor } from './records.ts';
 export { countQueued } from './repository.ts';
 export { executionsRouter } from './routes.ts';
 export { createExecutionRuntime, type ExecutionRuntime } from './runtime.ts';
 export type { ExecutionQueueSettings } from './service.ts';
 export { executionQueueSettings } from './settings.ts';
+export type { ExecutionWaiting } from './waiting.ts';

@@ -39,6 +39,10 @@ const BATCH = 200;
  *   ever report on it.
  * - An execution an agent took (202) and has not reported on for `max_silence` (24 h): timeout.
  *   Its agent is alive, but the report was lost (SDKs stop retrying callbacks after a few tries).
+ *
+ * A `waiting` execution is none of these: it waits for a person (its approval request's expiry
+ * ends it, see the approvals feature), so every rule here reads `running` rows only; silence
+ * counts again from the decision that resumes it.
  */
 export function createReaper(deps: ReaperDeps) {
   const intervalMs = deps.intervalMs ?? 5_000;

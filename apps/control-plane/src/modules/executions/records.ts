@@ -19,6 +19,14 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
+/** What a `waiting` execution waits for (spec §2 `waiting_for`): an approval request. */
+export interface WaitingFor {
+  type: 'approval';
+  approval_request_id: string;
+  approval_request_url: string;
+  expires_at: string;
+}
+
 /** One row of `executions`, as the database hands it back. */
 export interface ExecutionRow {
   execution_id: string;
@@ -56,6 +64,8 @@ export interface ExecutionRow {
   completed_at: Date | string | null;
   duration_ms: number | null;
   updated_at: Date | string;
+  /** What a `waiting` execution waits for (jsonb); cleared on resume, kept by an end while waiting. */
+  waiting_for: WaitingFor | null;
   /** Reads of many executions leave out large results (see repository.ts) and say so here. */
   result_truncated?: boolean;
 }
@@ -68,6 +78,11 @@ export function iso(value: Date | string | null): string | null {
 /** Whole milliseconds: sub-millisecond digits are clock noise, not information. */
 function millis(value: number | null): number | null {
   return value === null ? null : Math.round(value);
+}
+
+/** jsonb arrives parsed from both drivers; a text value (a driver without the parser) is parsed here. */
+function waitingForOf(value: WaitingFor | string): WaitingFor {
+  return typeof value === 'string' ? (JSON.parse(value) as WaitingFor) : value;
 }
 
 /** The status record of `GET /api/v1/executions/{id}` (spec §2), plus where the execution sits. */
@@ -92,6 +107,9 @@ export function statusRecord(row: ExecutionRow) {
     routed_version: row.routed_version,
     webhook_registered: row.webhook_registered,
     webhook_error: row.webhook_error,
+    // Spec §2: only while waiting. A resume clears the column; an end keeps it (what the
+    // execution waited for when it ended), which the status hides here.
+    ...(row.status === 'waiting' && row.waiting_for ? { waiting_for: waitingForOf(row.waiting_for) } : {}),
     // Only in lists and batches, when the result was too large to include: read it by id.
     ...(row.result_truncated ? { result_truncated: true } : {}),
   };

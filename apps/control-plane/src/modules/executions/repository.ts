@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { ExecutionRow, ExecutionStatus, TerminalStatus } from './records.ts';
+import type { ExecutionRow, ExecutionStatus, TerminalStatus, WaitingFor } from './records.ts';
 
 export type Executor = Knex | Knex.Transaction;
 const TABLE = 'executions';
@@ -42,6 +42,7 @@ const RETURNED = [
   'completed_at',
   'duration_ms',
   'updated_at',
+  'waiting_for',
 ];
 const RETURNED_SQL = RETURNED.join(', ');
 
@@ -129,6 +130,7 @@ const RECORD_COLUMNS = [
   'started_at',
   'completed_at',
   'duration_ms',
+  'waiting_for',
 ];
 
 /**
@@ -166,11 +168,14 @@ export async function countQueued(db: Executor): Promise<number> {
   return Number(row?.n ?? 0);
 }
 
-/** Executions an agent instance may still be working on (the shutdown drain waits for them). */
+/**
+ * Executions an agent instance may still be working on (the shutdown drain waits for them). A
+ * `waiting` one is not: it waits for a person, for hours, and the agent holds no work for it
+ * until the decision comes; a drain waiting for it would only run into its timeout.
+ */
 export async function countActive(db: Executor, nodeId: string, version: string): Promise<number> {
   const row = await db(TABLE)
-    .where({ node_id: nodeId, routed_version: version })
-    .whereIn('status', ['running', 'waiting'])
+    .where({ node_id: nodeId, routed_version: version, status: 'running' })
     .count({ n: '*' })
     .first();
   return Number(row?.n ?? 0);
@@ -291,6 +296,58 @@ export async function recordProgress(
   return row as ExecutionRow | undefined;
 }
 
+/** The execution, locked for the rest of the transaction (or undefined when another holds it, with skipLocked). */
+export async function findExecutionForUpdate(
+  trx: Knex.Transaction,
+  id: string,
+  options: { skipLocked?: boolean } = {},
+): Promise<ExecutionRow | undefined> {
+  const query = trx<ExecutionRow>(TABLE).where({ execution_id: id }).forUpdate();
+  if (options.skipLocked) query.skipLocked();
+  return (await query.first()) as ExecutionRow | undefined;
+}
+
+/**
+ * running → waiting. The pause call comes from the agent, so it also proves the agent has the
+ * execution (as its 202 would: `accepted_at`), which keeps the orphan recovery away from it
+ * once it runs again.
+ */
+export async function pauseRunning(
+  db: Executor,
+  id: string,
+  waitingFor: WaitingFor,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
+  const [row] = await db(TABLE)
+    .where({ execution_id: id, status: 'running' })
+    .update({
+      status: 'waiting',
+      waiting_for: JSON.stringify(waitingFor),
+      accepted_at: db.raw('coalesce(accepted_at, ?)', [now]),
+      updated_at: now,
+    })
+    .returning(RETURNED);
+  return row as ExecutionRow | undefined;
+}
+
+/**
+ * waiting (for this approval request) → running, waiting_for cleared. `updated_at` moves, so the
+ * max_silence rule counts the agent's silence from the decision, not from before the pause.
+ */
+export async function resumeWaiting(
+  db: Executor,
+  id: string,
+  approvalRequestId: string,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
+  const [row] = await db(TABLE)
+    .where({ execution_id: id, status: 'waiting' })
+    .whereRaw(`waiting_for->>'approval_request_id' = ?`, [approvalRequestId])
+    .update({ status: 'running', waiting_for: null, updated_at: now })
+    .returning(RETURNED);
+  return row as ExecutionRow | undefined;
+}
+
 /** The terminal outcome of an execution. */
 export interface Outcome {
   status: TerminalStatus;
@@ -344,8 +401,9 @@ export async function finishExecution(
  * a webhook (the common case, on the hot path of every result): one round trip instead of a
  * four-statement transaction. The payload is the one events.ts `completedPayload` builds, built
  * here in SQL because it needs the duration the update computes; test/execution-events.test.ts
- * holds the two to the same shape. Undefined when the execution had ended, does not exist, or
- * has a webhook (the caller then finishes it in a transaction with the webhook delivery).
+ * holds the two to the same shape. Undefined when the execution had ended, does not exist, has
+ * a webhook, or ends while waiting for an approval (the caller then finishes it in a transaction
+ * with the webhook delivery and the approval request's end).
  */
 export async function finishWithoutWebhook(
   db: Executor,
@@ -358,6 +416,7 @@ export async function finishWithoutWebhook(
     `with done as (
        update executions ${FINISH_SET}
         where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
+          and waiting_for is null
         returning ${RETURNED_SQL})
      , logged as (
        insert into event_log (stream, event, payload)

@@ -14,6 +14,7 @@ import { createReaper } from './reaper.ts';
 import { countActive } from './repository.ts';
 import { createResolver } from './resolver.ts';
 import { createExecutionService, type ExecutionQueueSettings } from './service.ts';
+import { createExecutionWaiting } from './waiting.ts';
 
 export interface ExecutionRuntimeDeps {
   db: Knex;
@@ -97,6 +98,8 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     dispatcher,
     reaper,
     finisher,
+    /** The `waiting` state's transitions, for the approvals feature. */
+    waiting: createExecutionWaiting({ eventLog: deps.eventLog, finisher }),
     /** Executions an instance may be working on, for the node shutdown drain. */
     countActive: (nodeId: string, version: string) => countActive(db, nodeId, version),
     start(): void {

@@ -1,0 +1,289 @@
+import type { Knex } from 'knex';
+import { Agent, request } from 'undici';
+import type { Clock } from '../../platform/clock.ts';
+import type { EventBus } from '../../platform/events/event-bus.ts';
+import type { Logger } from '../../platform/logger.ts';
+import { VERSION } from '../../platform/version.ts';
+import { type ExecutionWaiting, isTerminal } from '../executions/index.ts';
+import {
+  type ApprovalRequest,
+  claimDueCallbacks,
+  nextCallbackDueAt,
+  recordCallbackAttempt,
+} from './repository.ts';
+import type { ApprovalSettings } from './settings.ts';
+
+/** The event-bus topic that wakes the callback deliverers of every replica: a decision is due. */
+export const APPROVAL_CALLBACKS_TOPIC = 'approval_callbacks';
+
+/** A lease lasts one attempt's timeout plus this margin, so it never expires under a live attempt. */
+const LEASE_MARGIN_MS = 5_000;
+/** Deliveries claimed per query, attempted side by side. */
+const CLAIM_BATCH = 32;
+/** First retry delay; doubles per failure up to approvals.callback_max_backoff. */
+const FIRST_BACKOFF_MS = 1_000;
+/** Longest sleep between two looks at the table (bounds the damage of a missed wake-up). */
+const SAFETY_WAKE_MS = 30_000;
+/**
+ * How long the notice of an expiry is retried. Its execution has already ended, so "until the
+ * execution ends" cannot bound it: an agent that never takes it is given up on after a day.
+ */
+export const EXPIRED_NOTICE_WINDOW_MS = 24 * 3_600_000;
+
+/**
+ * Delay before retry `attempt + 1`. Written here rather than taken from the webhooks feature: its
+ * backoff reads the webhook settings, and these retries have their own bound (callback_max_backoff)
+ * and no attempt limit (they last until the execution ends).
+ */
+export function callbackBackoffMs(attempt: number, maxBackoffMs: number): number {
+  return Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, attempt - 1), maxBackoffMs);
+}
+
+export interface CallbackDelivererDeps {
+  db: Knex;
+  events: EventBus;
+  clock: Clock;
+  log: Logger;
+  settings: Pick<ApprovalSettings, 'callbackTimeoutMs' | 'callbackMaxBackoffMs'>;
+  /** Names this replica in the lease; unique per process. */
+  replicaId: string;
+  /** Sent as X-API-Key, as with every call to an agent, when API-key authentication is on. */
+  apiKey?: string;
+  waiting: ExecutionWaiting;
+}
+
+/**
+ * Delivers decisions to the agents' callback_url: `{ execution_id, approval_request_id, decision,
+ * feedback }` as JSON, at least once. Due rows are claimed from approval_requests (FOR UPDATE SKIP
+ * LOCKED, status `delivering` with a lease), so two replicas never deliver one at once and a
+ * replica that dies mid-attempt leaves a lease that expires and is claimed again. A failed attempt
+ * is retried after 1 s, 2 s, 4 s… up to callback_max_backoff, until the agent answers 2xx or the
+ * execution ends (then the delivery is `abandoned`); an expiry notice is the one delivery made
+ * after the end.
+ */
+export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
+  const { db, clock, log, settings, replicaId } = deps;
+  // Agents are trusted and live on private networks (as for executions): no address filtering.
+  const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  let started = false;
+  let stopped = false;
+  let unsubscribe: (() => void) | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let timerAt = Number.POSITIVE_INFINITY;
+  let pumping: Promise<number> | undefined;
+  let again = false;
+
+  const leaseUntil = (now: number) => new Date(now + settings.callbackTimeoutMs + LEASE_MARGIN_MS);
+
+  function wakeAt(at: number) {
+    if (!started || stopped) return;
+    const target = Math.min(at, clock.now() + SAFETY_WAKE_MS);
+    if (timer && target >= timerAt) return;
+    clearTimeout(timer);
+    timerAt = target;
+    timer = setTimeout(
+      () => {
+        timer = undefined;
+        timerAt = Number.POSITIVE_INFINITY;
+        void pump();
+      },
+      Math.max(0, target - clock.now()),
+    );
+    timer.unref();
+  }
+
+  /** POSTs the decision; never throws (a failure is an outcome). */
+  async function post(
+    delivery: ApprovalRequest,
+  ): Promise<{ statusCode: number | null; error: string | null }> {
+    const body = JSON.stringify({
+      execution_id: delivery.executionId,
+      approval_request_id: delivery.approvalRequestId,
+      decision: delivery.status,
+      feedback: delivery.feedback,
+    });
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': `Switchyard-Approvals/${VERSION}`,
+      'x-execution-id': delivery.executionId,
+    };
+    if (deps.apiKey) headers['x-api-key'] = deps.apiKey;
+    try {
+      const response = await request(delivery.callbackUrl as string, {
+        method: 'POST',
+        headers,
+        body,
+        dispatcher,
+        signal: AbortSignal.timeout(settings.callbackTimeoutMs),
+      });
+      // The answer's body means nothing here; it is read away so the connection can be reused.
+      await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
+      const code = response.statusCode;
+      return {
+        statusCode: code,
+        error: code >= 200 && code < 300 ? null : `the agent answered ${code}`,
+      };
+    } catch (error) {
+      const e = error as { code?: string; cause?: { code?: string }; name?: string; message?: string };
+      const reason =
+        e.name === 'TimeoutError' || e.name === 'AbortError'
+          ? `timed out after ${settings.callbackTimeoutMs} ms`
+          : (e.code ?? e.cause?.code ?? e.message ?? String(error));
+      return { statusCode: null, error: `could not deliver to ${delivery.callbackUrl}: ${reason}` };
+    }
+  }
+
+  async function attempt(delivery: ApprovalRequest): Promise<void> {
+    const start = clock.now();
+    if (delivery.status === 'expired') {
+      if (start - Date.parse(delivery.decidedAt as string) > EXPIRED_NOTICE_WINDOW_MS) {
+        await recordCallbackAttempt(db, {
+          id: delivery.approvalRequestId,
+          replicaId,
+          statusCode: null,
+          error: `the agent did not take the expiry notice within ${EXPIRED_NOTICE_WINDOW_MS / 3_600_000} h (last: ${delivery.callbackLastError ?? 'none'})`,
+          next: { status: 'abandoned' },
+          countAttempt: false,
+          now: new Date(start),
+        });
+        return;
+      }
+    } else {
+      const execution = await deps.waiting.find(db, delivery.executionId);
+      if (!execution || isTerminal(execution.status)) {
+        await recordCallbackAttempt(db, {
+          id: delivery.approvalRequestId,
+          replicaId,
+          statusCode: null,
+          error: `the execution ended (${execution?.status ?? 'removed'}) before the agent took the decision`,
+          next: { status: 'abandoned' },
+          countAttempt: false,
+          now: new Date(start),
+        });
+        return;
+      }
+    }
+    const result = await post(delivery);
+    const now = clock.now();
+    const number = delivery.callbackAttempts + 1;
+    const next =
+      result.error === null
+        ? ({ status: 'delivered' } as const)
+        : ({
+            status: 'pending',
+            at: new Date(now + callbackBackoffMs(number, settings.callbackMaxBackoffMs)),
+          } as const);
+    const moved = await recordCallbackAttempt(db, {
+      id: delivery.approvalRequestId,
+      replicaId,
+      statusCode: result.statusCode,
+      error: result.error,
+      next,
+      countAttempt: true,
+      now: new Date(now),
+    });
+    const context = {
+      approval_request_id: delivery.approvalRequestId,
+      execution_id: delivery.executionId,
+      attempt: number,
+      status_code: result.statusCode,
+    };
+    if (!moved) log.warn(context, 'approval callback lease was lost during the attempt');
+    else if (result.error) {
+      log.warn(
+        { ...context, error: result.error },
+        'approval decision not delivered to the agent; will retry',
+      );
+      if (next.status === 'pending') wakeAt(next.at.getTime());
+    } else log.debug(context, 'approval decision delivered to the agent');
+  }
+
+  /** Claims and delivers everything due now; returns how many it claimed. Coalesced. */
+  function pump(): Promise<number> {
+    if (stopped) return Promise.resolve(0);
+    if (pumping) {
+      again = true;
+      return pumping;
+    }
+    pumping = (async () => {
+      let total = 0;
+      try {
+        do {
+          again = false;
+          for (;;) {
+            const now = clock.now();
+            const rows = await claimDueCallbacks(db, {
+              replicaId,
+              now: new Date(now),
+              leaseUntil: leaseUntil(now),
+              limit: CLAIM_BATCH,
+            });
+            total += rows.length;
+            await Promise.all(
+              rows.map((row) =>
+                attempt(row).catch((error) =>
+                  log.error(
+                    { err: error, approval_request_id: row.approvalRequestId },
+                    'approval callback attempt failed to run',
+                  ),
+                ),
+              ),
+            );
+            if (rows.length < CLAIM_BATCH || stopped) break;
+          }
+        } while (again && !stopped);
+        if (started && !stopped) {
+          const at = await nextCallbackDueAt(db);
+          wakeAt(at === undefined ? clock.now() + SAFETY_WAKE_MS : Math.max(at, clock.now() + 100));
+        }
+      } catch (error) {
+        if (!stopped) {
+          log.error(
+            { err: error },
+            'approval callback deliverer could not claim deliveries; trying again shortly',
+          );
+          wakeAt(clock.now() + 1_000);
+        }
+      } finally {
+        pumping = undefined;
+      }
+      return total;
+    })();
+    return pumping;
+  }
+
+  return {
+    start(): void {
+      if (started || stopped) return;
+      started = true;
+      unsubscribe = deps.events.subscribe(APPROVAL_CALLBACKS_TOPIC, () => void pump());
+      void pump();
+    },
+
+    /** Stops claiming and waits for the attempts in flight (each ends within callback_timeout). */
+    async stop(): Promise<void> {
+      if (stopped) return;
+      stopped = true;
+      unsubscribe?.();
+      clearTimeout(timer);
+      await pumping;
+      await dispatcher.destroy().catch(() => {});
+    },
+
+    /** Call after a transaction that made a delivery due committed: wakes deliverers here and elsewhere. */
+    wake(): void {
+      if (stopped) return;
+      deps.events
+        .publish(APPROVAL_CALLBACKS_TOPIC, {})
+        .catch((error) => log.warn({ err: error }, 'could not announce a due approval callback'));
+      if (started) void pump();
+    },
+
+    /** Tests: claims and delivers everything due now (by the clock), until nothing is. */
+    async runOnce(): Promise<void> {
+      await pump();
+    },
+  };
+}
+
+export type CallbackDeliverer = ReturnType<typeof createCallbackDeliverer>;

@@ -1,0 +1,142 @@
+import Router from '@koa/router';
+import { jsonTextDepth, MAX_JSON_DEPTH, ProblemError } from '@switchyard/shared';
+import type { Context } from 'koa';
+import type { Clock } from '../../platform/clock.ts';
+import { parseWith, readBodyText, readJsonBody } from '../../platform/http/request-body.ts';
+import {
+  ApprovalStatusQuerySchema,
+  AwaiterStatusSchema,
+  DecisionSchema,
+  encodeCursor,
+  executionNotFound,
+  ListQuerySchema,
+  RequestApprovalSchema,
+} from './schemas.ts';
+import type { ApprovalService } from './service.ts';
+import type { ApprovalSettings } from './settings.ts';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, verifyDecision } from './signing.ts';
+import { approvalView, waitingView } from './views.ts';
+
+/** Bodies here are a few URLs and a feedback text: 64 KiB is generous. */
+export const APPROVAL_BODY_LIMIT = 64 * 1024;
+
+/** Execution and node ids are visible ASCII; anything else names none (404 without a query). */
+const PATH_ID = /^[\x21-\x7e]{1,200}$/;
+
+function executionIdOf(ctx: Context): string {
+  const id = String(ctx.params.id);
+  if (!PATH_ID.test(id)) throw executionNotFound(id);
+  return id;
+}
+
+function nodeIdOf(ctx: Context): string {
+  const id = String(ctx.params.node_id);
+  if (!PATH_ID.test(id)) throw new ProblemError('not_found', `No node "${id.slice(0, 200)}" exists.`);
+  return id;
+}
+
+function invalidBody(detail: string, message: string): ProblemError {
+  return new ProblemError('invalid_request', detail, {
+    extensions: { errors: [{ field: '(body)', message }] },
+  });
+}
+
+/**
+ * The decision's body as text first (a signature covers its exact bytes), then as JSON with the
+ * checks every JSON body gets (platform/http/request-body.ts): type, depth, syntax.
+ */
+function parseJsonText(ctx: Context, text: string): unknown {
+  if (text.trim() === '') return undefined;
+  const type = ctx.get('content-type');
+  if (type && !/json/i.test(type)) {
+    throw invalidBody(`Send the body as application/json (got ${type}).`, 'not application/json');
+  }
+  const depth = jsonTextDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw invalidBody(
+      `The JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH} levels of objects and arrays.`,
+      `nested deeper than ${MAX_JSON_DEPTH} levels`,
+    );
+  }
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalidBody(`The body is not valid JSON: ${(error as Error).message}`, 'not valid JSON');
+  }
+}
+
+export interface ApprovalsRouterDeps {
+  service: ApprovalService;
+  clock: Clock;
+  /** Read on every decision, so the check always agrees with the API key's skip path (app.ts). */
+  settings: () => Pick<ApprovalSettings, 'webhookSecret' | 'webhookToleranceMs'>;
+}
+
+/** Human approvals (spec §4 "Approval", wire notes "Approval"). */
+export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
+  const { service } = deps;
+  const router = new Router();
+
+  async function requestApproval(ctx: Context, nodeId?: string) {
+    const id = executionIdOf(ctx);
+    const body = parseWith(RequestApprovalSchema, await readJsonBody(ctx, APPROVAL_BODY_LIMIT));
+    ctx.body = waitingView(await service.requestApproval(id, body, nodeId));
+  }
+
+  router.post('/api/v1/executions/:id/request-approval', (ctx) => requestApproval(ctx));
+  // The TypeScript SDK's spelling (wire notes); the node must be the execution's.
+  router.post('/api/v1/agents/:node_id/executions/:id/request-approval', (ctx) =>
+    requestApproval(ctx, nodeIdOf(ctx)),
+  );
+
+  router.get('/api/v1/executions/:id/approval-status', async (ctx) => {
+    const id = executionIdOf(ctx);
+    const query = parseWith(ApprovalStatusQuerySchema, ctx.query, 'query');
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = approvalView(await service.status(id, query.approval_request_id));
+  });
+
+  router.post('/api/v1/webhooks/approval', async (ctx) => {
+    const text = await readBodyText(ctx, APPROVAL_BODY_LIMIT);
+    const settings = deps.settings();
+    if (settings.webhookSecret) {
+      verifyDecision(
+        {
+          timestamp: ctx.get(TIMESTAMP_HEADER) || undefined,
+          signature: ctx.get(SIGNATURE_HEADER) || undefined,
+        },
+        text,
+        { secret: settings.webhookSecret, toleranceMs: settings.webhookToleranceMs, nowMs: deps.clock.now() },
+      );
+    }
+    const body = parseWith(DecisionSchema, parseJsonText(ctx, text));
+    const { request, executionStatus } = await service.decide(body);
+    ctx.body = { ...approvalView(request), execution_status: executionStatus };
+  });
+
+  router.get('/api/v1/approvals', async (ctx) => {
+    const query = parseWith(ListQuerySchema, ctx.query, 'query');
+    const page = await service.list(query);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = {
+      approvals: page.items.map(approvalView),
+      next_cursor: page.next ? encodeCursor(page.next) : null,
+    };
+  });
+
+  router.post('/api/v1/agents/:node_id/executions/:id/awaiter-status', async (ctx) => {
+    const nodeId = nodeIdOf(ctx);
+    const id = executionIdOf(ctx);
+    const body = parseWith(AwaiterStatusSchema, await readJsonBody(ctx, APPROVAL_BODY_LIMIT));
+    const { recorded, at } = await service.awaiterStatus(nodeId, id, body);
+    ctx.body = {
+      execution_id: id,
+      status: body.status,
+      reason: body.reason ?? null,
+      recorded,
+      received_at: at.toISOString(),
+    };
+  });
+
+  return router;
+}
