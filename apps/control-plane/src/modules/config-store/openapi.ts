@@ -1,6 +1,7 @@
+import { PROBLEM_CONTENT_TYPE } from '@switchyard/shared';
 import { z } from 'zod';
 import type { oas31, ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
-import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import { type ProblemCase, ProblemSchema, problemResponses } from '../../platform/openapi/problem.ts';
 import {
   ConfigListSchema,
   ConfigSchema,
@@ -71,6 +72,42 @@ const invalidSettings = {
   message: '"soon" is not a duration (use 15s, 5m)',
 };
 
+/** A 400 here may list settings: each error then also names the setting's `key` and `source`. */
+const ConfigProblemSchema = ProblemSchema.extend({
+  errors: z
+    .array(
+      z.object({
+        field: z
+          .string()
+          .meta({
+            description: 'The failing part: a setting key, `(document)`, a path parameter, `(body)`.',
+          }),
+        message: z.string(),
+        key: z
+          .string()
+          .optional()
+          .meta({ description: 'For a settings error: the dotted setting key, or `(document)`.' }),
+        source: z.string().optional().meta({
+          description:
+            'For a settings error: where the value came from (`request body`, `environment variable LOG_LEVEL`, `database config "control-plane"`, `file /etc/switchyard.yaml`, `default`).',
+        }),
+      }),
+    )
+    .optional(),
+}).meta({
+  id: 'ConfigProblem',
+  description: 'A problem document whose errors may name settings and their sources.',
+});
+
+/** problemResponses with the 400 answer described by ConfigProblemSchema. */
+function configProblemResponses(instance: string, cases: ProblemCase[]) {
+  const responses = problemResponses(instance, cases);
+  const invalid = responses['400'] as { content?: Record<string, { schema: unknown }> } | undefined;
+  if (invalid?.content?.[PROBLEM_CONTENT_TYPE])
+    invalid.content[PROBLEM_CONTENT_TYPE].schema = ConfigProblemSchema;
+  return responses;
+}
+
 export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenApiPathsObject {
   const { prefix } = options;
   const connector = options.security === 'connector';
@@ -98,7 +135,7 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
   const requirements: oas31.SecurityRequirementObject[] = [{ ConnectorBearer: [] }, { ConnectorToken: [] }];
   const security = connector ? { security: requirements } : {};
   const problems = (path: string, cases: ProblemCase[]) =>
-    problemResponses(path.replace('{config_name}', 'control-plane').replace('{version}', '3'), [
+    configProblemResponses(path.replace('{config_name}', 'control-plane').replace('{version}', '3'), [
       ...cases,
       ...auth,
     ]);

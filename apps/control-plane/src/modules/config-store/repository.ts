@@ -53,7 +53,7 @@ interface SummaryRow {
 interface VersionRow {
   name: string;
   version: number;
-  body?: string | null;
+  body?: unknown;
   bytes: number | string | null;
   updated_by: string | null;
   created_at: Date | string;
@@ -84,18 +84,33 @@ function toVersion(row: VersionRow): ConfigVersion {
     bytes: row.bytes === null ? null : Number(row.bytes),
     updatedBy: row.updated_by,
     createdAt: toIso(row.created_at),
-    body: row.body ?? null,
+    body: bodyText(row.body),
   };
+}
+
+/**
+ * Bodies are read as their UTF-8 bytes and decoded here: PGlite decodes text results with a
+ * TextDecoder that drops a leading byte-order mark, and a configuration must read back byte for
+ * byte as it was stored.
+ */
+const BODY_BYTES = "convert_to(body, 'UTF8') as body";
+
+function bodyText(value: unknown): string | null {
+  if (value === null || value === undefined) return null;
+  if (typeof value === 'string') return value;
+  return new TextDecoder('utf-8', { ignoreBOM: true }).decode(value as Uint8Array);
 }
 
 /** The stored config with this name, or undefined (also when it was deleted). */
 export async function getStoredConfig(db: Executor, name: string): Promise<StoredConfig | undefined> {
   const row = await db('configs')
-    .select(db.raw(`${SUMMARY_COLUMNS}, body`))
+    .select(db.raw(`${SUMMARY_COLUMNS}, ${BODY_BYTES}`))
     .where({ name })
     .whereNotNull('body')
     .first();
-  return row ? { ...toSummary(row as SummaryRow), body: (row as { body: string }).body } : undefined;
+  return row
+    ? { ...toSummary(row as SummaryRow), body: bodyText((row as { body: unknown }).body)! }
+    : undefined;
 }
 
 /** Every stored config, by name, without bodies. */
@@ -194,7 +209,7 @@ export async function getConfigVersion(
   version: number,
 ): Promise<ConfigVersion | undefined> {
   const row = await db('config_versions')
-    .select(db.raw('name, version, body, octet_length(body) as bytes, updated_by, created_at'))
+    .select(db.raw(`name, version, ${BODY_BYTES}, octet_length(body) as bytes, updated_by, created_at`))
     .where({ name, version })
     .first();
   return row ? toVersion(row as VersionRow) : undefined;

@@ -1,0 +1,421 @@
+import { request as httpRequest } from 'node:http';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { call, startTestControlPlane, type TestControlPlane } from './helpers/control-plane.ts';
+
+const MiB = 1024 * 1024;
+const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+let cp: TestControlPlane;
+
+beforeAll(async () => {
+  cp = await startTestControlPlane();
+});
+
+afterAll(async () => {
+  await cp.close();
+});
+
+beforeEach(async () => {
+  await cp.handle.db('configs').delete();
+  await cp.handle.db('config_versions').delete();
+});
+
+/** A PUT of raw text (or bytes) as curl --data-binary sends it. */
+function put(name: string, body: string | Uint8Array, headers: Record<string, string> = {}) {
+  return fetch(`${cp.base}/api/v1/configs/${name}`, {
+    method: 'PUT',
+    headers: { 'content-type': 'text/yaml', ...headers },
+    body,
+  });
+}
+
+async function putJson(name: string, body: string, headers: Record<string, string> = {}) {
+  const response = await put(name, body, headers);
+  return { status: response.status, headers: response.headers, body: (await response.json()) as any };
+}
+
+/** A PUT through call(), so the answer is also held to the OpenAPI document. */
+function putChecked(name: string, body: string, headers: Record<string, string> = {}) {
+  return call(cp.base, 'PUT', `/api/v1/configs/${name}`, body, { 'content-type': 'text/yaml', ...headers });
+}
+
+describe('PUT, GET, DELETE /api/v1/configs/{config_name}', () => {
+  it('stores, reads (JSON and raw), lists, versions and deletes a config, keeping its history', async () => {
+    const created = await putChecked('agents', 'model: small\n', { 'X-Updated-By': 'alice' });
+    cp.clock.advance(1000);
+    expect(created.status).toBe(201);
+    expect(created.headers.get('location')).toBe('/api/v1/configs/agents');
+    expect(created.body).toEqual({
+      name: 'agents',
+      version: 1,
+      bytes: 13,
+      updated_by: 'alice',
+      created_at: expect.stringMatching(ISO),
+      updated_at: expect.stringMatching(ISO),
+    });
+
+    const json = await call(cp.base, 'GET', '/api/v1/configs/agents');
+    expect(json.status).toBe(200);
+    expect(json.body).toMatchObject({
+      name: 'agents',
+      version: 1,
+      content: 'model: small\n',
+      updated_by: 'alice',
+    });
+
+    for (const type of ['text/plain', 'text/yaml', 'application/yaml']) {
+      const raw = await fetch(`${cp.base}/api/v1/configs/agents`, { headers: { accept: type } });
+      expect(raw.status).toBe(200);
+      expect(raw.headers.get('content-type')).toBe(`${type}; charset=utf-8`);
+      expect(raw.headers.get('x-config-version')).toBe('1');
+      expect(await raw.text()).toBe('model: small\n');
+    }
+    // JSON stays the default and wins when preferred.
+    const preferJson = await call(cp.base, 'GET', '/api/v1/configs/agents', undefined, {
+      accept: 'application/json, text/plain;q=0.5',
+    });
+    expect(preferJson.body.content).toBe('model: small\n');
+
+    const replaced = await putChecked('agents', 'model: large\n');
+    expect(replaced.status).toBe(200);
+    expect(replaced.body).toMatchObject({
+      version: 2,
+      updated_by: null,
+      created_at: created.body.created_at,
+    });
+    expect(replaced.headers.get('location')).toBeNull();
+
+    await putChecked('zeta', 'z');
+    const list = await call(cp.base, 'GET', '/api/v1/configs');
+    expect(list.status).toBe(200);
+    expect(list.body.total).toBe(2);
+    expect(list.body.configs.map((c: { name: string }) => c.name)).toEqual(['agents', 'zeta']);
+    expect(list.body.configs[0]).toEqual({
+      name: 'agents',
+      version: 2,
+      bytes: 13,
+      updated_by: null,
+      created_at: created.body.created_at,
+      updated_at: expect.stringMatching(ISO),
+    });
+
+    const deleted = await call(cp.base, 'DELETE', '/api/v1/configs/agents', undefined, {
+      'X-Updated-By': 'bob',
+    });
+    expect(deleted.status).toBe(204);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/agents')).status).toBe(404);
+    expect((await call(cp.base, 'DELETE', '/api/v1/configs/agents')).status).toBe(404);
+    expect(
+      (await call(cp.base, 'GET', '/api/v1/configs')).body.configs.map((c: { name: string }) => c.name),
+    ).toEqual(['zeta']);
+
+    const history = await call(cp.base, 'GET', '/api/v1/configs/agents/versions');
+    expect(history.status).toBe(200);
+    expect(history.body).toEqual({
+      name: 'agents',
+      versions: [
+        {
+          version: 1,
+          deleted: false,
+          bytes: 13,
+          updated_by: 'alice',
+          created_at: expect.stringMatching(ISO),
+        },
+        { version: 2, deleted: false, bytes: 13, updated_by: null, created_at: expect.stringMatching(ISO) },
+        { version: 3, deleted: true, bytes: null, updated_by: 'bob', created_at: expect.stringMatching(ISO) },
+      ],
+    });
+    const first = await call(cp.base, 'GET', '/api/v1/configs/agents/versions/1');
+    expect(first.body).toMatchObject({
+      name: 'agents',
+      version: 1,
+      deleted: false,
+      content: 'model: small\n',
+    });
+    const firstRaw = await fetch(`${cp.base}/api/v1/configs/agents/versions/1`, {
+      headers: { accept: 'text/plain' },
+    });
+    expect(await firstRaw.text()).toBe('model: small\n');
+    const deletion = await call(cp.base, 'GET', '/api/v1/configs/agents/versions/3', undefined, {
+      accept: 'text/plain',
+    });
+    expect(deletion.body).toMatchObject({ version: 3, deleted: true, content: null });
+    expect((await call(cp.base, 'GET', '/api/v1/configs/agents/versions/4')).status).toBe(404);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/never/versions')).status).toBe(404);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/never/versions/1')).status).toBe(404);
+
+    // Storing the name again creates it anew, with the next version number.
+    cp.clock.advance(1000);
+    const again = await putJson('agents', 'model: medium\n');
+    expect(again.status).toBe(201);
+    expect(again.body.version).toBe(4);
+    expect(again.body.created_at).not.toBe(created.body.created_at);
+  });
+
+  it('keeps the text byte for byte: a BOM, CRLF, tabs and any Unicode', async () => {
+    const text = '\uFEFFname: caf\u00e9 \u{1F600}\r\n\tindent: "x"\r\n';
+    expect((await put('exact', text)).status).toBe(201);
+    const raw = await fetch(`${cp.base}/api/v1/configs/exact`, { headers: { accept: 'text/plain' } });
+    expect(Buffer.from(await raw.arrayBuffer()).equals(Buffer.from(text, 'utf8'))).toBe(true);
+    const json = await call(cp.base, 'GET', '/api/v1/configs/exact');
+    expect(json.body.content).toBe(text);
+    expect(json.body.bytes).toBe(Buffer.byteLength(text));
+  });
+
+  it('accepts exactly 1 MiB and answers 413 one byte over, by Content-Length and when chunked', async () => {
+    expect((await put('big', 'a'.repeat(MiB))).status).toBe(201);
+    const over = await call(cp.base, 'PUT', '/api/v1/configs/big', 'b'.repeat(MiB + 1), {
+      'content-type': 'text/plain',
+    });
+    expect(over.status).toBe(413);
+    expect(over.body.code).toBe('payload_too_large');
+
+    // Chunked: no Content-Length, the bytes are counted.
+    const chunked = await new Promise<{ status: number; body: string }>((done, fail) => {
+      const req = httpRequest(`${cp.base}/api/v1/configs/big`, {
+        method: 'PUT',
+        headers: { 'content-type': 'text/plain' },
+      });
+      req.on('response', (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk) => {
+          body += chunk;
+        });
+        res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', fail);
+      for (let i = 0; i < 4; i++) req.write('c'.repeat(MiB / 4));
+      req.end('c');
+    });
+    expect(chunked.status).toBe(413);
+    expect(JSON.parse(chunked.body).code).toBe('payload_too_large');
+
+    const stored = await call(cp.base, 'GET', '/api/v1/configs/big');
+    expect(stored.body).toMatchObject({ version: 1, bytes: MiB });
+  });
+
+  it('refuses bodies that are not configuration text, storing nothing', async () => {
+    const cases: Array<[string, string | Uint8Array, Record<string, string>]> = [
+      ['not UTF-8', new Uint8Array([0x61, 0x3a, 0x20, 0xff, 0xfe, 0x0a]), {}],
+      ['overlong encoding', new Uint8Array([0xc0, 0xaf]), {}],
+      ['lone surrogate', new Uint8Array([0xed, 0xa0, 0x80]), {}],
+      ['NUL', 'a: 1\u0000\n', {}],
+      ['empty', '', {}],
+      ['form-encoded', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }],
+      ['multipart', '--x--', { 'content-type': 'multipart/form-data; boundary=x' }],
+    ];
+    for (const [what, body, headers] of cases) {
+      const answer = await put('bad-body', body, headers);
+      expect(answer.status, what).toBe(400);
+      const problem = (await answer.json()) as any;
+      expect(problem.code, what).toBe('invalid_request');
+      expect(problem.errors, what).toEqual([{ field: '(body)', message: expect.any(String) }]);
+    }
+    // One through call() so the answer is checked against the document.
+    expect((await putChecked('bad-body', '')).status).toBe(400);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/bad-body/versions')).status).toBe(404);
+  });
+
+  it('records X-Updated-By only when it is short printable text', async () => {
+    expect((await putJson('who', 'a', { 'X-Updated-By': '  ops bot  ' })).body.updated_by).toBe('ops bot');
+    expect((await putJson('who', 'a', { 'X-Updated-By': '   ' })).body.updated_by).toBeNull();
+    expect((await putJson('who', 'a', { 'X-Updated-By': 'x'.repeat(200) })).status).toBe(200);
+    const long = await putChecked('who', 'a', { 'X-Updated-By': 'x'.repeat(201) });
+    expect(long.status).toBe(400);
+    expect(long.body.errors).toEqual([{ field: 'X-Updated-By', message: expect.any(String) }]);
+    const latin1 = await putJson('who', 'a', { 'X-Updated-By': 'Zo\u00eb' });
+    expect(latin1.status).toBe(400);
+    const versions = await call(cp.base, 'GET', '/api/v1/configs/who/versions');
+    expect(versions.body.versions).toHaveLength(3);
+    const onDelete = await call(cp.base, 'DELETE', '/api/v1/configs/who', undefined, {
+      'X-Updated-By': 'y'.repeat(201),
+    });
+    expect(onDelete.status).toBe(400);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/who')).status).toBe(200);
+  });
+
+  it('refuses hostile and malformed names with 400 on every operation', async () => {
+    const names = [
+      '...',
+      'a%2Fb',
+      '..%2F..%2Fetc',
+      'a%20b',
+      '%00',
+      'caf%C3%A9',
+      "x'%3Bdrop%20table%20configs",
+      'a'.repeat(129),
+      'reload',
+      'RELOAD',
+    ];
+    for (const name of names) {
+      const answers = [
+        await call(cp.base, 'GET', `/api/v1/configs/${name}`),
+        await call(cp.base, 'PUT', `/api/v1/configs/${name}`, 'a: 1', { 'content-type': 'text/plain' }),
+        await call(cp.base, 'DELETE', `/api/v1/configs/${name}`),
+        await call(cp.base, 'GET', `/api/v1/configs/${name}/versions`),
+        await call(cp.base, 'GET', `/api/v1/configs/${name}/versions/1`),
+      ];
+      for (const answer of answers) {
+        expect(answer.status, name).toBe(400);
+        expect(answer.body.errors[0].field, name).toBe('config_name');
+      }
+    }
+    // `.` and `..` as sent by a client that does not resolve dot segments (curl --path-as-is).
+    for (const name of ['.', '..', '%2e%2E']) {
+      const status = await new Promise<number>((done, fail) => {
+        const req = httpRequest(`${cp.base}/`, { method: 'PUT', path: `/api/v1/configs/${name}` });
+        req.on('response', (res) => {
+          res.resume();
+          done(res.statusCode ?? 0);
+        });
+        req.on('error', fail);
+        req.end('a: 1');
+      });
+      expect(status, name).toBe(400);
+    }
+    // 128 characters is the longest name.
+    expect((await put('a'.repeat(128), 'x')).status).toBe(201);
+    expect(
+      (await call(cp.base, 'GET', '/api/v1/configs')).body.configs.map((c: { name: string }) => c.name),
+    ).toEqual(['a'.repeat(128)]);
+  });
+
+  it('refuses malformed version numbers', async () => {
+    await put('v', 'x');
+    for (const version of ['0', '-1', 'abc', '1.5', '01', '1e3', '9999999999', '%20']) {
+      const answer = await call(cp.base, 'GET', `/api/v1/configs/v/versions/${version}`);
+      expect(answer.status, version).toBe(400);
+      expect(answer.body.errors[0].field, version).toBe('version');
+    }
+  });
+
+  it('gives concurrent writers distinct, gapless versions', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => put('busy', `n: ${i}\n`).then((r) => r.status)),
+    );
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(11);
+    const versions = await call(cp.base, 'GET', '/api/v1/configs/busy/versions');
+    expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual(
+      Array.from({ length: 12 }, (_, i) => i + 1),
+    );
+  });
+});
+
+describe('PUT /api/v1/configs/control-plane', () => {
+  it('stores a valid settings document', async () => {
+    const answer = await putChecked(
+      'control-plane',
+      'node_health:\n  check_interval: 15s\nlogging:\n  level: debug\n',
+    );
+    expect(answer.status).toBe(201);
+    expect((await putChecked('control-plane', '# nothing set\n')).status).toBe(200);
+  });
+
+  it('refuses an invalid one with each error naming its key and source, storing nothing', async () => {
+    const cases: Array<[string, string, Array<{ key: string; message: RegExp }>]> = [
+      ['bad YAML', 'server: [1, 2\n', [{ key: '(document)', message: /not valid YAML/ }]],
+      ['a list', '- a\n- b\n', [{ key: '(document)', message: /expected a mapping/ }]],
+      ['a scalar', 'just text', [{ key: '(document)', message: /expected a mapping/ }]],
+      [
+        'unknown key',
+        'node_health:\n  check_intervall: 15s\n',
+        [{ key: 'node_health.check_intervall', message: /unknown setting.*check_interval/ }],
+      ],
+      [
+        'bad values',
+        'server:\n  port: eighty\nnode_health:\n  check_interval: soon\n',
+        [
+          { key: 'server.port', message: /whole number/ },
+          { key: 'node_health.check_interval', message: /duration/ },
+        ],
+      ],
+      [
+        'never from the database',
+        'storage:\n  database_url: postgres://evil@elsewhere/db\nconnector:\n  token: mine\nconfig_source: file\n',
+        [
+          { key: 'storage.database_url', message: /never read from the database/ },
+          { key: 'connector.token', message: /never read from the database/ },
+          { key: 'config_source', message: /never read from the database/ },
+        ],
+      ],
+      [
+        'nested far too deep',
+        `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
+        [{ key: '(document)', message: /not valid YAML/ }],
+      ],
+      ['a section as a value', 'node_health: 5\n', [{ key: 'node_health', message: /expected a mapping/ }]],
+      [
+        'alias bomb',
+        `a: &a [x, x, x, x, x, x, x, x, x, x]\n${Array.from({ length: 12 }, (_, i) => `b${i}: &b${i} [${`*${i === 0 ? 'a' : `b${i - 1}`}, `.repeat(10)}]`).join('\n')}\n`,
+        [{ key: '(document)', message: /not valid YAML|unknown setting/ }],
+      ],
+    ];
+    for (const [what, text, expected] of cases) {
+      const answer = await putChecked('control-plane', text);
+      expect(answer.status, what).toBe(400);
+      expect(answer.body.code, what).toBe('invalid_request');
+      const errors = answer.body.errors as Array<{
+        field: string;
+        key: string;
+        source: string;
+        message: string;
+      }>;
+      expect(errors.length, what).toBeGreaterThanOrEqual(expected.length);
+      for (const want of expected) {
+        const found = errors.find((e) => e.key === want.key);
+        expect(found, `${what}: ${want.key} in ${JSON.stringify(errors)}`).toBeDefined();
+        expect(found!.field).toBe(want.key);
+        expect(found!.source).toBe('request body');
+        expect(found!.message).toMatch(want.message);
+      }
+    }
+    expect((await call(cp.base, 'GET', '/api/v1/configs/control-plane')).status).toBe(404);
+    expect((await call(cp.base, 'GET', '/api/v1/configs/control-plane/versions')).status).toBe(404);
+  });
+
+  it('checks only the control plane config: other names are free text', async () => {
+    expect((await put('other', 'server: [1, 2\nstorage: x\n')).status).toBe(201);
+  });
+});
+
+describe('POST /api/v1/configs/reload', () => {
+  it('answers 503 service_unavailable when the server reads its settings from the file', async () => {
+    const answer = await call(cp.base, 'POST', '/api/v1/configs/reload');
+    expect(answer.status).toBe(503);
+    expect(answer.body.code).toBe('service_unavailable');
+    expect(answer.body.detail).toMatch(/SERVICE_CONFIG_SOURCE=db/);
+  });
+});
+
+describe('config storage behind the API key', () => {
+  it('needs the key on every operation when one is set', async () => {
+    const secured = await startTestControlPlane({
+      config: (config) => {
+        config.api.auth.apiKey = 'k-1';
+      },
+    });
+    try {
+      for (const [method, path] of [
+        ['GET', '/api/v1/configs'],
+        ['GET', '/api/v1/configs/x'],
+        ['PUT', '/api/v1/configs/x'],
+        ['DELETE', '/api/v1/configs/x'],
+        ['GET', '/api/v1/configs/x/versions'],
+        ['GET', '/api/v1/configs/x/versions/1'],
+        ['POST', '/api/v1/configs/reload'],
+      ] as const) {
+        const answer = await call(secured.base, method, path, method === 'PUT' ? 'a' : undefined);
+        expect(answer.status, `${method} ${path}`).toBe(401);
+      }
+      const ok = await call(secured.base, 'PUT', '/api/v1/configs/x', 'a', {
+        'x-api-key': 'k-1',
+        'content-type': 'text/plain',
+      });
+      expect(ok.status).toBe(201);
+    } finally {
+      await secured.close();
+    }
+  });
+});
