@@ -21,6 +21,9 @@ export const createObservability: Migration = {
       table.integer('id').primary(); // always 1
       // { <stream>: <event-log cursor> }: the last entry of each stream taken off the log.
       table.jsonb('cursors').notNullable();
+      // When forwarding was (re)enabled: a stream without a cursor is read from this time on, so a
+      // first enable forwards what happens from now, not the log's history.
+      table.timestamp('started_at', { useTz: true }).nullable();
       table.text('leased_by').nullable();
       table.timestamp('lease_expires_at', { useTz: true }).nullable();
       table.bigInteger('forwarded_total').notNullable().defaultTo(0);
@@ -29,6 +32,8 @@ export const createObservability: Migration = {
       table.text('last_error').nullable();
       table.timestamp('last_error_at', { useTz: true }).nullable();
       table.timestamp('last_snapshot_at', { useTz: true }).nullable();
+      // Events the forwarding replica holds read ahead (queued or in flight), as of its last write.
+      table.integer('queue_depth').notNullable().defaultTo(0);
       table.timestamp('updated_at', { useTz: true }).notNullable();
     });
     await db.schema.createTable('observability_dlq', (table) => {

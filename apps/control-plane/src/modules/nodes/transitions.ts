@@ -1,6 +1,7 @@
 import { toIso } from '@switchyard/shared';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
+import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { NODES_TOPIC, type NodeEvent } from './events.ts';
 import type { Move } from './lifecycle.ts';
@@ -18,7 +19,19 @@ export interface NodeTransitionsDeps {
   events: EventBus;
   clock: Clock;
   log: Logger;
+  /**
+   * Wakes readers of the `nodes` event-log stream after an append; without it they find the
+   * entries with their safety poll.
+   */
+  eventLog?: EventLog;
 }
+
+/**
+ * The event-log stream node events are also appended to, so consumers that must not miss one
+ * (the observability forwarder) read them durably and resume after a restart; the bus stays the
+ * live path of the nodes SSE stream and the caches.
+ */
+export const NODES_STREAM = 'nodes';
 
 /** The outcome of {@link NodeTransitions.apply}: the instance as it now is, and whether a write happened. */
 export interface Applied {
@@ -45,6 +58,12 @@ export function createNodeTransitions(deps: NodeTransitionsDeps) {
       await deps.events.publish(NODES_TOPIC, event);
     } catch (error) {
       deps.log.error({ err: error }, `publishing ${event.type} for ${event.node_id}@${event.version}`);
+    }
+    try {
+      await appendEvent(deps.db, NODES_STREAM, event.type, event);
+      deps.eventLog?.announce(NODES_STREAM);
+    } catch (error) {
+      deps.log.error({ err: error }, `logging ${event.type} for ${event.node_id}@${event.version}`);
     }
   }
 

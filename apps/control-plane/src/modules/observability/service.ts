@@ -1,0 +1,224 @@
+import { ProblemError } from '@switchyard/shared';
+import type { Knex } from 'knex';
+import type { Clock } from '../../platform/clock.ts';
+import { checkWebhook, type HostLookup, type WebhookSettings } from '../webhooks/index.ts';
+import { BATCH_ID_HEADER } from './collector-client.ts';
+import type { Forwarder } from './forwarder.ts';
+import {
+  type CollectorSettings,
+  clearParked,
+  countParked,
+  databaseNow,
+  deleteSettings,
+  type ForwarderState,
+  listParked,
+  type ParkedBatch,
+  readSettings,
+  readState,
+  redriveDelivered,
+  redriveFailed,
+  restartForwarding,
+  writeSettings,
+} from './repository.ts';
+import { type CollectorSettingsBody, MAX_REDRIVE_BATCHES } from './schemas.ts';
+
+export interface ObservabilityServiceDeps {
+  db: Knex;
+  clock: Clock;
+  forwarder: Forwarder;
+  /** `config.executionQueue`: the address rules collectors share with execution webhooks. */
+  webhookSettings: WebhookSettings;
+  /** Resolves host names in the URL check (tests pass one for names of the public internet). */
+  lookup?: HostLookup;
+}
+
+export interface ForwarderStatus {
+  settings: CollectorSettings | undefined;
+  state: ForwarderState | undefined;
+  parked: { batches: number; events: number };
+}
+
+export interface RedriveOutcome {
+  batchId: string;
+  events: number;
+  delivered: boolean;
+  statusCode: number | null;
+  error: string | null;
+}
+
+const notConfigured = () =>
+  new ProblemError(
+    'not_found',
+    'No observability webhook is configured; set one with POST /api/v1/settings/observability-webhook.',
+  );
+
+/** The field a checkWebhook message is about (`webhook.url ...` → url). */
+function fieldOf(message: string): string {
+  return /^webhook\.(url|secret|headers)/.exec(message)?.[1] ?? 'body';
+}
+
+export function createObservabilityService(deps: ObservabilityServiceDeps) {
+  const { db, clock, forwarder } = deps;
+
+  return {
+    async settings(): Promise<CollectorSettings> {
+      const settings = await readSettings(db);
+      if (!settings) throw notConfigured();
+      return settings;
+    },
+
+    /**
+     * Replaces the settings. Enabling (from absent or disabled) starts forwarding from now; an
+     * enabled collector whose URL or secret changes keeps its cursors; disabling stops forwarding
+     * (events meanwhile are not forwarded later). Every replica's forwarder re-reads the row.
+     */
+    async update(body: CollectorSettingsBody): Promise<CollectorSettings> {
+      // Spec §2: the secret "may be empty", meaning unsigned, as when absent.
+      const secret = body.secret === '' ? undefined : body.secret;
+      const checked = await checkWebhook(
+        { url: body.url, ...(secret === undefined ? {} : { secret }), headers: body.headers },
+        deps.webhookSettings,
+        { lookup: deps.lookup },
+      );
+      if (!checked.registered) {
+        throw new ProblemError('invalid_request', `The observability webhook is refused: ${checked.error}`, {
+          extensions: { errors: [{ field: fieldOf(checked.error), message: checked.error }] },
+        });
+      }
+      const headers = checked.webhook.headers;
+      const batchHeader = Object.keys(headers).find(
+        (name) => name.toLowerCase() === BATCH_ID_HEADER.toLowerCase(),
+      );
+      if (batchHeader) {
+        const message = `webhook.headers may not set ${batchHeader}: every batch sets it itself`;
+        throw new ProblemError('invalid_request', `The observability webhook is refused: ${message}`, {
+          extensions: { errors: [{ field: 'headers', message }] },
+        });
+      }
+      const enabled = body.enabled ?? true;
+      const now = new Date(clock.now());
+      await db.transaction(async (trx) => {
+        const before = await readSettings(trx);
+        await writeSettings(
+          trx,
+          { url: checked.webhook.url, secret: checked.webhook.secret ?? null, enabled, headers },
+          now,
+        );
+        if (enabled && !before?.enabled) await restartForwarding(trx, await databaseNow(trx), now);
+        if (!enabled && before?.enabled) await restartForwarding(trx, null, now);
+      });
+      forwarder.settingsChanged();
+      return (await readSettings(db)) as CollectorSettings;
+    },
+
+    /** Removes the settings; forwarding stops on every replica. Counters and the DLQ stay. */
+    async remove(): Promise<void> {
+      const now = new Date(clock.now());
+      const removed = await db.transaction(async (trx) => {
+        const gone = await deleteSettings(trx);
+        if (gone) await restartForwarding(trx, null, now);
+        return gone;
+      });
+      if (!removed) throw notConfigured();
+      forwarder.settingsChanged();
+    },
+
+    async status(): Promise<ForwarderStatus> {
+      const [settings, state, parked] = await Promise.all([readSettings(db), readState(db), countParked(db)]);
+      return { settings, state, parked };
+    },
+
+    async parked(options: { after?: number; limit: number }) {
+      const [items, totals] = await Promise.all([
+        listParked(db, { after: options.after, limit: options.limit + 1 }),
+        countParked(db),
+      ]);
+      const page = items.slice(0, options.limit);
+      return {
+        items: page,
+        next: items.length > options.limit ? page.at(-1)?.id : undefined,
+        totals,
+      };
+    },
+
+    clearParked(): Promise<{ batches: number; events: number }> {
+      return clearParked(db, new Date(clock.now()));
+    },
+
+    /**
+     * Posts parked batches again (one attempt each, `workers` at once, same batch ids): each one
+     * delivered leaves the DLQ and counts as forwarded; each failure stays with its new error.
+     */
+    async redrive(batchIds?: string[]): Promise<{ outcomes: RedriveOutcome[]; remaining: number }> {
+      const collector = await readSettings(db);
+      if (!collector) {
+        throw new ProblemError(
+          'conflict',
+          'No observability webhook is configured: there is nowhere to redrive to.',
+        );
+      }
+      if (!collector.enabled) {
+        throw new ProblemError(
+          'conflict',
+          'The observability webhook is disabled; enable it before redriving parked batches.',
+        );
+      }
+      let batches: ParkedBatch[];
+      if (batchIds) {
+        const wanted = new Set(batchIds);
+        batches = [];
+        let after: number | undefined;
+        for (;;) {
+          const page = await listParked(db, { after, limit: 500 });
+          batches.push(...page.filter((batch) => wanted.has(batch.batchId)));
+          if (page.length < 500 || batches.length >= wanted.size) break;
+          after = page.at(-1)?.id;
+        }
+        const missing = batchIds.filter((id) => !batches.some((batch) => batch.batchId === id));
+        if (missing.length > 0) {
+          throw new ProblemError(
+            'not_found',
+            `No parked batch has the id ${JSON.stringify(missing[0]?.slice(0, 64))}; nothing was redriven.`,
+          );
+        }
+      } else {
+        batches = await listParked(db, { limit: MAX_REDRIVE_BATCHES });
+      }
+      const outcomes: RedriveOutcome[] = [];
+      const workers = Math.max(1, deps.forwarder.workers);
+      let next = 0;
+      const work = async () => {
+        while (next < batches.length) {
+          const batch = batches[next++] as ParkedBatch;
+          const result = await forwarder.client.post(batch, collector, new Date(clock.now()));
+          const now = new Date(clock.now());
+          if (result.error === null) {
+            const removed = await redriveDelivered(db, batch, now);
+            outcomes.push({
+              batchId: batch.batchId,
+              events: batch.eventCount,
+              delivered: removed,
+              statusCode: result.statusCode,
+              error: removed ? null : 'the batch left the dead-letter queue meanwhile (cleared or redriven)',
+            });
+          } else {
+            await redriveFailed(db, batch, { error: result.error, statusCode: result.statusCode }, now);
+            outcomes.push({
+              batchId: batch.batchId,
+              events: batch.eventCount,
+              delivered: false,
+              statusCode: result.statusCode,
+              error: result.error,
+            });
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(workers, batches.length) }, work));
+      const order = new Map(batches.map((batch, index) => [batch.batchId, index]));
+      outcomes.sort((a, b) => (order.get(a.batchId) ?? 0) - (order.get(b.batchId) ?? 0));
+      return { outcomes, remaining: (await countParked(db)).batches };
+    },
+  };
+}
+
+export type ObservabilityService = ReturnType<typeof createObservabilityService>;

@@ -1,0 +1,710 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createForwarder, type Forwarder } from '../src/modules/observability/index.ts';
+import { createEventLog } from '../src/platform/events/index.ts';
+import {
+  call,
+  registration,
+  startTestControlPlane,
+  type TestControlPlane,
+  uniqueNodeId,
+} from './helpers/control-plane.ts';
+import { type ExecutionAgent, startExecutionAgent } from './helpers/execution-agent.ts';
+
+/**
+ * Observability forwarding (spec §4, §6, §8): a real collector on 127.0.0.1 receives signed
+ * batches of execution, node and memory events read from the event log; the collector going down
+ * parks batches in the DLQ, coming back lets a redrive deliver them; a second forwarder takes over
+ * after the first's lease expired. Time is the manual clock (snapshots, leases); the forwarder is
+ * driven with runOnce(), except where its own loop is the point.
+ */
+
+const PATH = '/api/v1/settings/observability-webhook';
+const SECRET = 'collector-secret';
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  raw: Buffer;
+  body: any;
+  signatureValid: boolean;
+}
+
+type Mode = number | 'hang';
+
+interface Collector {
+  url: string;
+  received: Received[];
+  mode: Mode;
+  /** Every event of every batch received, in arrival order. */
+  events(): any[];
+  waitFor(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A collector that checks signatures as content/api/observability.md tells collectors to. */
+async function startCollector(secret = SECRET): Promise<Collector> {
+  const received: Received[] = [];
+  const hanging = new Set<ServerResponse>();
+  const waiters: Array<{ count: number; done: () => void }> = [];
+  const collector: Collector = {
+    url: '',
+    received,
+    mode: 204,
+    events: () => received.flatMap((r) => r.body?.events ?? []),
+    waitFor(count) {
+      if (received.length >= count) return Promise.resolve();
+      return new Promise((done) => waiters.push({ count, done }));
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
+  const server: Server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks);
+    const header = req.headers['x-service-signature'];
+    const expected = createHmac('sha256', secret).update(raw).digest();
+    const given =
+      typeof header === 'string' ? Buffer.from(header.replace(/^sha256=/, ''), 'hex') : Buffer.alloc(0);
+    const signatureValid =
+      typeof header === 'string' &&
+      header.startsWith('sha256=') &&
+      given.length === expected.length &&
+      timingSafeEqual(given, expected);
+    let body: any;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      body = undefined;
+    }
+    received.push({ headers: req.headers, raw, body, signatureValid });
+    for (const waiter of waiters.splice(0)) {
+      if (received.length >= waiter.count) waiter.done();
+      else waiters.push(waiter);
+    }
+    if (collector.mode === 'hang') {
+      hanging.add(res);
+      return;
+    }
+    res.statusCode = collector.mode;
+    res.end();
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  collector.url = `http://127.0.0.1:${(server.address() as { port: number }).port}/ingest`;
+  return collector;
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function collectorFor(secret?: string): Promise<Collector> {
+  const collector = await startCollector(secret);
+  cleanups.push(() => collector.close());
+  return collector;
+}
+
+/** A control plane whose forwarder retries at once (1 ms backoff) and checks no address rule by default. */
+async function controlPlane(
+  options: { allowHttp?: boolean; allowPrivate?: boolean; snapshotMs?: number; httpTimeoutMs?: number } = {},
+) {
+  const cp = await startTestControlPlane({
+    config: (config) => {
+      config.observability.initialBackoffMs = 1;
+      config.observability.maxBackoffMs = 2;
+      config.observability.snapshotIntervalMs = options.snapshotMs ?? 0;
+      if (options.httpTimeoutMs) config.observability.httpTimeoutMs = options.httpTimeoutMs;
+      config.executionQueue.webhookAllowHttp = options.allowHttp ?? true;
+      config.executionQueue.webhookAllowPrivateNetworks = options.allowPrivate ?? true;
+    },
+  });
+  cleanups.push(() => cp.close());
+  return cp;
+}
+
+async function configure(cp: TestControlPlane, body: Record<string, unknown>) {
+  const answer = await call(cp.base, 'POST', PATH, body);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+  return answer.body;
+}
+
+async function status(cp: TestControlPlane) {
+  const answer = await call(cp.base, 'GET', `${PATH}/status`);
+  expect(answer.status).toBe(200);
+  return answer.body;
+}
+
+let keys = 0;
+async function memorySet(cp: TestControlPlane, count: number): Promise<string[]> {
+  const written: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const key = `obs-key-${++keys}`;
+    const answer = await call(cp.base, 'POST', '/api/v1/memory/set', { key, data: { n: keys } });
+    expect(answer.status).toBe(200);
+    written.push(key);
+  }
+  return written;
+}
+
+describe('observability forwarding to a real collector', () => {
+  it('forwards signed batches of execution, node and memory events written after it was enabled', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    const [before] = await memorySet(cp, 1);
+    await configure(cp, { url: collector.url, secret: SECRET, headers: { 'X-Tenant': 'acme' } });
+
+    const nodeId = uniqueNodeId('obs');
+    expect(
+      (await call(cp.base, 'POST', '/api/v1/nodes/register', registration(nodeId, 'http://127.0.0.1:9')))
+        .status,
+    ).toBe(201);
+    const agent: ExecutionAgent = await startExecutionAgent({
+      controlPlaneUrl: cp.base,
+      nodeId: uniqueNodeId('obs-exec'),
+      reasoners: { work: { kind: 'answer' } },
+      heartbeatMs: 60_000,
+    });
+    cleanups.push(() => agent.close());
+    await agent.register();
+    const executed = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: { a: 1 } });
+    expect(executed.status).toBe(200);
+    const keysWritten = await memorySet(cp, 12);
+
+    await cp.parts.observability.runOnce();
+
+    expect(collector.received.length).toBeGreaterThanOrEqual(2);
+    for (const request of collector.received) {
+      expect(request.signatureValid).toBe(true);
+      expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers['x-tenant']).toBe('acme');
+      expect(request.headers['x-service-batch-id']).toBe(request.body.batch_id);
+      expect(request.body).toMatchObject({
+        batch_id: expect.stringMatching(/^obsb_/),
+        sent_at: expect.any(String),
+        source: {
+          service: 'switchyard-control-plane',
+          version: expect.any(String),
+          replica: cp.parts.replica.id,
+        },
+      });
+      expect(request.body.events.length).toBeGreaterThanOrEqual(1);
+      expect(request.body.events.length).toBeLessThanOrEqual(10);
+    }
+    const events = collector.events();
+    const ids = events.map((e) => e.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    const streams = new Set(events.map((e) => e.stream));
+    expect([...streams].sort()).toEqual(['executions', 'memory', 'nodes']);
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        stream: 'nodes',
+        event: 'node.registered',
+        payload: expect.objectContaining({ node_id: nodeId }),
+      }),
+    );
+    expect(events).toContainEqual(
+      expect.objectContaining({
+        stream: 'executions',
+        event: 'execution.completed',
+        payload: expect.objectContaining({ execution_id: executed.body.execution_id }),
+      }),
+    );
+    const memoryKeys = events.filter((e) => e.stream === 'memory').map((e) => e.payload.key);
+    expect(memoryKeys).toEqual(keysWritten);
+    expect(memoryKeys).not.toContain(before);
+    for (const event of events) expect(Number.isNaN(Date.parse(event.timestamp))).toBe(false);
+
+    const after = await status(cp);
+    expect(after).toMatchObject({
+      configured: true,
+      enabled: true,
+      forwarded_total: events.length,
+      dropped_total: 0,
+      last_error: null,
+      dlq_batches: 0,
+      queue_depth: 0,
+      forwarder: { replica_id: cp.parts.replica.id },
+    });
+    expect(Number.isNaN(Date.parse(after.last_forward_at))).toBe(false);
+
+    // Nothing new: a second pass sends nothing again.
+    const sent = collector.received.length;
+    await cp.parts.observability.runOnce();
+    expect(collector.received.length).toBe(sent);
+  });
+
+  it('sends a system snapshot at once and then every snapshot_interval of the clock', async () => {
+    const cp = await controlPlane({ snapshotMs: 60_000 });
+    const collector = await collectorFor();
+    await configure(cp, { url: collector.url, secret: SECRET });
+    await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(uniqueNodeId('snap'), 'http://127.0.0.1:9'),
+    );
+    await cp.parts.observability.runOnce();
+    const snapshots = () => collector.events().filter((e) => e.event === 'system.snapshot');
+    expect(snapshots()).toHaveLength(1);
+    expect(snapshots()[0]).toMatchObject({
+      stream: 'system',
+      id: expect.stringMatching(/^snap_/),
+      payload: {
+        nodes: { total: expect.any(Number), by_status: expect.any(Object) },
+        executions: { by_status: expect.any(Object), queue_depth: 0 },
+        memory: { entries: expect.any(Number), vectors: expect.any(Number) },
+        replicas: { active: expect.any(Number) },
+        forwarder: { replica_id: cp.parts.replica.id },
+      },
+    });
+    await cp.parts.observability.runOnce();
+    expect(snapshots()).toHaveLength(1);
+    cp.clock.advance(59_000);
+    await cp.parts.observability.runOnce();
+    expect(snapshots()).toHaveLength(1);
+    cp.clock.advance(1_000);
+    await cp.parts.observability.runOnce();
+    expect(snapshots()).toHaveLength(2);
+    expect((await status(cp)).last_snapshot_at).toBe(new Date(cp.clock.now()).toISOString());
+  });
+
+  it('parks a batch in the DLQ after max_attempts when the collector is down, and redrive delivers it', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    collector.mode = 503;
+    await configure(cp, { url: collector.url, secret: SECRET });
+    const keysWritten = await memorySet(cp, 3);
+    await cp.parts.observability.runOnce();
+
+    // Three attempts of the same batch, then parked.
+    expect(collector.received).toHaveLength(3);
+    const batchIds = new Set(collector.received.map((r) => r.body.batch_id));
+    expect(batchIds.size).toBe(1);
+    const [batchId] = [...batchIds];
+    const down = await status(cp);
+    expect(down).toMatchObject({ forwarded_total: 0, dropped_total: 0, dlq_batches: 1, dlq_events: 3 });
+    expect(down.last_error).toContain('503');
+    expect(Number.isNaN(Date.parse(down.last_error_at))).toBe(false);
+    const dlq = await call(cp.base, 'GET', `${PATH}/dlq`);
+    expect(dlq.body).toMatchObject({ total_batches: 1, total_events: 3, next_cursor: null });
+    expect(dlq.body.batches[0]).toMatchObject({
+      batch_id: batchId,
+      event_count: 3,
+      attempts: 3,
+      last_status_code: 503,
+      last_error: 'the receiver answered 503',
+    });
+    expect(dlq.body.batches[0].events.map((e: any) => e.payload.key)).toEqual(keysWritten);
+
+    // The cursor moved on: later events are not held back behind the parked batch.
+    collector.mode = 204;
+    const later = await memorySet(cp, 1);
+    await cp.parts.observability.runOnce();
+    expect(collector.received.at(-1)?.body.events.map((e: any) => e.payload.key)).toEqual(later);
+
+    // Still down for a redrive: the batch stays, with one more attempt.
+    collector.mode = 500;
+    const failed = await call(cp.base, 'POST', `${PATH}/redrive`);
+    expect(failed.body).toMatchObject({ attempted: 1, delivered: 0, failed: 1, remaining: 1 });
+    expect(failed.body.results[0]).toMatchObject({ batch_id: batchId, delivered: false, status_code: 500 });
+    expect((await call(cp.base, 'GET', `${PATH}/dlq`)).body.batches[0].attempts).toBe(4);
+
+    // Back up: the redrive delivers it, signed, with the same batch id; the DLQ empties.
+    collector.mode = 204;
+    const redriven = await call(cp.base, 'POST', `${PATH}/redrive`, { batch_ids: [batchId] });
+    expect(redriven.status).toBe(200);
+    expect(redriven.body).toMatchObject({
+      attempted: 1,
+      delivered: 1,
+      failed: 0,
+      delivered_events: 3,
+      remaining: 0,
+      results: [{ batch_id: batchId, event_count: 3, delivered: true, status_code: 204, error: null }],
+    });
+    const last = collector.received.at(-1) as Received;
+    expect(last.signatureValid).toBe(true);
+    expect(last.body.batch_id).toBe(batchId);
+    expect(last.headers['x-service-batch-id']).toBe(batchId);
+    expect(last.body.events.map((e: any) => e.payload.key)).toEqual(keysWritten);
+    expect(await status(cp)).toMatchObject({
+      forwarded_total: 4,
+      dlq_batches: 0,
+      dlq_events: 0,
+      dropped_total: 0,
+    });
+    expect((await call(cp.base, 'GET', `${PATH}/dlq`)).body).toMatchObject({ batches: [], total_batches: 0 });
+  });
+
+  it('clearing the DLQ counts its events as dropped', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    collector.mode = 502;
+    await configure(cp, { url: collector.url });
+    await memorySet(cp, 2);
+    await cp.parts.observability.runOnce();
+    expect(collector.received).toHaveLength(3);
+    expect(collector.received[0]?.headers['x-service-signature']).toBeUndefined();
+    const cleared = await call(cp.base, 'DELETE', `${PATH}/dlq`);
+    expect(cleared.body).toEqual({ cleared_batches: 1, cleared_events: 2 });
+    expect(await status(cp)).toMatchObject({ dropped_total: 2, dlq_batches: 0 });
+    expect((await call(cp.base, 'DELETE', `${PATH}/dlq`)).body).toEqual({
+      cleared_batches: 0,
+      cleared_events: 0,
+    });
+    expect((await status(cp)).dropped_total).toBe(2);
+  });
+
+  it('pages the DLQ with limit and cursor', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    collector.mode = 503;
+    await configure(cp, { url: collector.url });
+    for (let i = 0; i < 3; i++) {
+      await memorySet(cp, 1);
+      await cp.parts.observability.runOnce();
+    }
+    const first = await call(cp.base, 'GET', `${PATH}/dlq?limit=2`);
+    expect(first.body.batches).toHaveLength(2);
+    expect(first.body.total_batches).toBe(3);
+    const second = await call(cp.base, 'GET', `${PATH}/dlq?limit=2&cursor=${first.body.next_cursor}`);
+    expect(second.body.batches).toHaveLength(1);
+    expect(second.body.next_cursor).toBeNull();
+    const all = [...first.body.batches, ...second.body.batches].map((b: any) => b.batch_id);
+    expect(new Set(all).size).toBe(3);
+  });
+
+  it('stops forwarding when disabled or removed, and starts from now when enabled again', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    await configure(cp, { url: collector.url, secret: SECRET });
+    await memorySet(cp, 1);
+    await cp.parts.observability.runOnce();
+    expect(collector.events()).toHaveLength(1);
+
+    const disabled = await configure(cp, { url: collector.url, secret: SECRET, enabled: false });
+    expect(disabled.enabled).toBe(false);
+    await memorySet(cp, 2);
+    await cp.parts.observability.runOnce();
+    expect(collector.events()).toHaveLength(1);
+    expect(await status(cp)).toMatchObject({ configured: true, enabled: false, forwarder: null });
+    expect((await call(cp.base, 'POST', `${PATH}/redrive`)).status).toBe(409);
+
+    await configure(cp, { url: collector.url, secret: SECRET, enabled: null });
+    const [fresh] = await memorySet(cp, 1);
+    await cp.parts.observability.runOnce();
+    expect(
+      collector
+        .events()
+        .map((e) => e.payload.key)
+        .slice(1),
+    ).toEqual([fresh]);
+
+    expect((await call(cp.base, 'DELETE', PATH)).status).toBe(204);
+    expect((await call(cp.base, 'GET', PATH)).status).toBe(404);
+    expect((await call(cp.base, 'DELETE', PATH)).status).toBe(404);
+    await memorySet(cp, 2);
+    await cp.parts.observability.runOnce();
+    expect(collector.events()).toHaveLength(2);
+    expect(await status(cp)).toMatchObject({
+      configured: false,
+      enabled: false,
+      forwarded_total: 2,
+      forwarder: null,
+    });
+  });
+
+  it('answers the settings without the secret or header values', async () => {
+    const cp = await controlPlane();
+    const set = await configure(cp, {
+      url: 'http://127.0.0.1:9/ingest',
+      secret: 'hidden',
+      headers: { Authorization: 'Bearer token-value' },
+    });
+    const read = await call(cp.base, 'GET', PATH);
+    for (const body of [set, read.body]) {
+      expect(body).toMatchObject({
+        url: 'http://127.0.0.1:9/ingest',
+        enabled: true,
+        secret_set: true,
+        header_names: ['Authorization'],
+      });
+      expect(JSON.stringify(body)).not.toContain('hidden');
+      expect(JSON.stringify(body)).not.toContain('token-value');
+    }
+    expect(read.headers.get('cache-control')).toBe('no-store');
+    // An empty secret means unsigned (spec §2: "may be empty").
+    expect((await configure(cp, { url: 'http://127.0.0.1:9/ingest', secret: '' })).secret_set).toBe(false);
+  });
+});
+
+describe('a second forwarder', () => {
+  it('takes over after the first one’s lease expired, without losing or repeating committed batches', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    await configure(cp, { url: collector.url, secret: SECRET });
+    const first = await memorySet(cp, 12);
+    await cp.parts.observability.runOnce();
+    expect(collector.events().map((e) => e.payload.key)).toEqual(first);
+
+    const errors: unknown[] = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line)) });
+    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
+    const second: Forwarder = createForwarder({
+      db: cp.handle.db,
+      events: cp.events,
+      eventLog,
+      clock: cp.clock,
+      log,
+      settings: cp.config.observability,
+      allowPrivateNetworks: true,
+      replicaId: 'rep_second',
+    });
+    cleanups.push(async () => {
+      await second.stop();
+      await eventLog.stop();
+    });
+
+    // The first replica "crashed" holding the lease: the second waits for it to expire.
+    const more = await memorySet(cp, 3);
+    await second.runOnce();
+    expect(collector.events()).toHaveLength(12);
+    expect((await status(cp)).forwarder.replica_id).toBe(cp.parts.replica.id);
+
+    cp.clock.advance(15_000);
+    await second.runOnce();
+    const keys = collector.events().map((e) => e.payload.key);
+    expect(keys).toEqual([...first, ...more]);
+    expect(collector.received.at(-1)?.body.source.replica).toBe('rep_second');
+    expect((await status(cp)).forwarder.replica_id).toBe('rep_second');
+
+    // The first one comes back: the lease is taken, so it forwards nothing.
+    await memorySet(cp, 1);
+    await cp.parts.observability.runOnce();
+    expect(collector.events()).toHaveLength(15);
+    await second.runOnce();
+    expect(collector.events()).toHaveLength(16);
+    expect(errors).toEqual([]);
+  });
+
+  it('applies settings changes without a restart: a started forwarder is woken through the event bus', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    cp.parts.observability.start();
+    await configure(cp, { url: collector.url, secret: SECRET });
+    // Give the enable a moment to reach the forwarder through the bus before writing.
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id).toBe(cp.parts.replica.id);
+    await memorySet(cp, 1);
+    await collector.waitFor(1);
+    expect(collector.received[0]?.signatureValid).toBe(true);
+    await configure(cp, { url: collector.url, secret: SECRET, enabled: false });
+    await expect.poll(async () => (await status(cp)).forwarder).toBeNull();
+  });
+});
+
+describe('a collector that hangs', () => {
+  it('never blocks or slows executions: they complete while batches wait on the collector', async () => {
+    const cp = await controlPlane({ httpTimeoutMs: 60_000 });
+    const collector = await collectorFor();
+    collector.mode = 'hang';
+    await configure(cp, { url: collector.url, secret: SECRET });
+    cp.parts.observability.start();
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id).toBe(cp.parts.replica.id);
+    const agent = await startExecutionAgent({
+      controlPlaneUrl: cp.base,
+      nodeId: uniqueNodeId('obs-hang'),
+      reasoners: { work: { kind: 'answer' } },
+      heartbeatMs: 60_000,
+    });
+    cleanups.push(() => agent.close());
+    await agent.register();
+    // Two posts hang (both workers busy) before the executions run.
+    await memorySet(cp, 25);
+    await collector.waitFor(2);
+    for (let i = 0; i < 20; i++) {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: { i } });
+      expect(answer.status).toBe(200);
+      expect(answer.body.status).toBe('succeeded');
+    }
+    // Nothing was delivered or parked meanwhile: the collector still holds the first two posts.
+    expect(collector.received).toHaveLength(2);
+    expect(await status(cp)).toMatchObject({ forwarded_total: 0, dlq_batches: 0 });
+  });
+});
+
+describe('collector URL rules', () => {
+  let strict: TestControlPlane;
+  beforeAll(async () => {
+    strict = await startTestControlPlane({
+      config: (config) => {
+        config.executionQueue.webhookAllowHttp = false;
+        config.executionQueue.webhookAllowPrivateNetworks = false;
+      },
+    });
+  });
+  afterAll(async () => {
+    await strict?.close();
+  });
+
+  it.each([
+    ['http://collector.example.com/ingest', 'https://'],
+    ['https://127.0.0.1/ingest', 'loopback'],
+    ['https://10.1.2.3/ingest', 'private'],
+    ['https://169.254.169.254/latest', 'linkLocal'],
+    ['https://[::1]/ingest', 'loopback'],
+    ['https://[::ffff:127.0.0.1]/ingest', 'IPv4-mapped'],
+    ['https://user:pw@93.184.216.34/ingest', 'credentials'],
+  ])('refuses %s (%s) and changes nothing', async (url, reason) => {
+    const answer = await call(strict.base, 'POST', PATH, { url });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toContain('application/problem+json');
+    expect(answer.body.code).toBe('invalid_request');
+    expect(answer.body.detail).toContain(reason);
+    expect(answer.body.errors[0].field).toBe('url');
+    expect((await call(strict.base, 'GET', PATH)).status).toBe(404);
+  });
+
+  it('accepts a public https address', async () => {
+    const answer = await call(strict.base, 'POST', PATH, { url: 'https://93.184.216.34/ingest' });
+    expect(answer.status).toBe(200);
+    expect(answer.body.url).toBe('https://93.184.216.34/ingest');
+    expect((await call(strict.base, 'DELETE', PATH)).status).toBe(204);
+  });
+
+  it('accepts plain http and private addresses when the webhook settings allow them', async () => {
+    const cp = await controlPlane();
+    expect((await call(cp.base, 'POST', PATH, { url: 'http://127.0.0.1:9/ingest' })).status).toBe(200);
+    expect((await call(cp.base, 'POST', PATH, { url: 'http://10.1.2.3/ingest' })).status).toBe(200);
+  });
+});
+
+describe('bad input', () => {
+  let cp: TestControlPlane;
+  const good = { url: 'http://127.0.0.1:9/ingest', secret: 'kept', headers: { 'X-Tenant': 'a' } };
+  beforeAll(async () => {
+    cp = await startTestControlPlane();
+    const answer = await call(cp.base, 'POST', PATH, good);
+    expect(answer.status).toBe(200);
+  });
+  afterAll(async () => {
+    await cp?.close();
+  });
+
+  async function refused(body: unknown, status = 400, headers: Record<string, string> = {}) {
+    const before = await call(cp.base, 'GET', PATH);
+    const answer = await call(cp.base, 'POST', PATH, body, headers);
+    expect(answer.status, JSON.stringify(answer.body)).toBe(status);
+    expect(answer.headers.get('content-type')).toContain('application/problem+json');
+    const after = await call(cp.base, 'GET', PATH);
+    expect(after.body).toEqual(before.body);
+    return answer.body;
+  }
+
+  const headers21 = Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`X-H${i}`, 'v']));
+  let nested: unknown = 'deep';
+  for (let i = 0; i < 100; i++) nested = { a: nested };
+
+  it.each([
+    ['no body', undefined, '(body)'],
+    ['an empty object (url missing)', {}, 'url'],
+    ['a url of the wrong type', { url: 42 }, 'url'],
+    ['a null url', { url: null }, 'url'],
+    ['not an absolute url', { url: 'collector' }, 'url'],
+    ['an ftp url', { url: 'ftp://collector.example.com' }, 'url'],
+    ['a url over 2048 characters', { url: `http://127.0.0.1/${'a'.repeat(2100)}` }, 'url'],
+    ['an unknown member', { ...good, extra: 1 }, 'extra'],
+    ['enabled as a string', { ...good, enabled: 'yes' }, 'enabled'],
+    ['a secret of the wrong type', { ...good, secret: 7 }, 'secret'],
+    ['a secret over 512 characters', { ...good, secret: 's'.repeat(513) }, 'secret'],
+    ['headers as a list', { ...good, headers: ['X-A'] }, 'headers'],
+    ['21 headers', { ...good, headers: headers21 }, 'headers'],
+    ['a header value over 512 characters', { ...good, headers: { 'X-A': 'v'.repeat(513) } }, 'headers'],
+    ['a header value that is not a string', { ...good, headers: { 'X-A': 1 } }, 'headers'],
+    ['a header with CR LF in its value', { ...good, headers: { 'X-A': 'a\r\nX-Injected: 1' } }, 'headers'],
+    ['a header name that is not a token', { ...good, headers: { 'X A': 'v' } }, 'headers'],
+    ['the signature header', { ...good, headers: { 'x-service-signature': 'sha256=00' } }, 'headers'],
+    ['the batch id header', { ...good, headers: { 'X-Service-Batch-ID': 'forged' } }, 'headers'],
+    ['Host', { ...good, headers: { Host: 'evil.example.com' } }, 'headers'],
+    ['a nested header value', { ...good, headers: { 'X-A': { b: { c: 'd' } } } }, 'headers'],
+    ['a body nested 100 levels deep', { ...good, headers: { 'X-A': nested } }, '(body)'],
+    ['a list body', [good], '(body)'],
+    ['a string body', 'collector', '(body)'],
+  ])('refuses %s with 400 and changes nothing', async (_name, body, field) => {
+    const problem = await refused(body === undefined ? undefined : body);
+    expect(problem.code).toBe('invalid_request');
+    expect(JSON.stringify(problem.errors ?? [])).toContain(field);
+  });
+
+  it('refuses malformed JSON, JSON nested deeper than 64 levels, other content types, and oversized bodies', async () => {
+    expect((await refused('{"url":')).code).toBe('invalid_request');
+    let deep = '"x"';
+    for (let i = 0; i < 200; i++) deep = `[${deep}]`;
+    expect((await refused(`{"url":"http://127.0.0.1:9/","headers":${deep}}`)).code).toBe('invalid_request');
+    expect((await refused('url=x', 400, { 'content-type': 'application/x-www-form-urlencoded' })).code).toBe(
+      'invalid_request',
+    );
+    const huge = JSON.stringify({ ...good, secret: 's'.repeat(70 * 1024) });
+    expect((await refused(huge, 413)).code).toBe('payload_too_large');
+  });
+
+  it('takes null members as absent', async () => {
+    const answer = await call(cp.base, 'POST', PATH, {
+      url: good.url,
+      secret: null,
+      enabled: null,
+      headers: null,
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ enabled: true, secret_set: false, header_names: [] });
+    expect((await call(cp.base, 'POST', PATH, good)).status).toBe(200);
+  });
+
+  it('keeps a header named __proto__ as a header, not a prototype', async () => {
+    const answer = await call(cp.base, 'POST', PATH, `{"url":"${good.url}","headers":{"__proto__":"x"}}`);
+    // "__proto__" is a valid token: it is stored as a header name like any other.
+    expect(answer.status).toBe(200);
+    expect(answer.body.header_names).toEqual(['__proto__']);
+    expect((await call(cp.base, 'POST', PATH, good)).status).toBe(200);
+  });
+
+  it.each([
+    ['limit=0'],
+    ['limit=101'],
+    ['limit=abc'],
+    ['limit=1&limit=2'],
+    ['cursor=abc'],
+    ['cursor=-1'],
+    ['other=1'],
+  ])('refuses the DLQ query %s with 400', async (query) => {
+    const answer = await call(cp.base, 'GET', `${PATH}/dlq?${query}`);
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('invalid_request');
+  });
+
+  it.each([
+    ['batch_ids as a string', { batch_ids: 'obsb_1' }],
+    ['an empty batch_ids', { batch_ids: [] }],
+    ['a batch id that is not a string', { batch_ids: [1] }],
+    ['over 100 batch ids', { batch_ids: Array.from({ length: 101 }, (_, i) => `obsb_${i}`) }],
+    ['an unknown member', { all: true }],
+    ['a list body', ['obsb_1']],
+    ['malformed JSON', '{"batch_ids":'],
+  ])('refuses a redrive body with %s with 400', async (_name, body) => {
+    const answer = await call(cp.base, 'POST', `${PATH}/redrive`, body);
+    expect(answer.status).toBe(400);
+    expect(answer.body.code).toBe('invalid_request');
+  });
+
+  it('answers 404 for a redrive of a batch id the DLQ does not hold, and 413 for an oversized body', async () => {
+    const missing = await call(cp.base, 'POST', `${PATH}/redrive`, { batch_ids: ['obsb_nothing'] });
+    expect(missing.status).toBe(404);
+    expect(missing.body.code).toBe('not_found');
+    const huge = JSON.stringify({ batch_ids: ['x'.repeat(70 * 1024)] });
+    expect((await call(cp.base, 'POST', `${PATH}/redrive`, huge)).status).toBe(413);
+  });
+});
