@@ -3,4 +3,4 @@
  * configuration; every other replica loads and applies it too. Carries `{ origin }`, the
  * publishing replica's id, since a PostgreSQL bus also delivers to the publisher.
  */
-export const CONFIG_RELOAD_TOPIC = 'config.reload';
+export const CONFIG_RELOAD_TOPIC = 'config_reload';
