@@ -183,7 +183,7 @@ describe('observability forwarding to a real collector', () => {
       expect(request.signatureValid).toBe(true);
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers['x-tenant']).toBe('acme');
-      expect(request.headers['x-service-batch-id']).toBe(request.body.batch_id);
+      expect(request.headers['x-service-delivery-id']).toBe(request.body.batch_id);
       expect(request.body).toMatchObject({
         batch_id: expect.stringMatching(/^obsb_/),
         sent_at: expect.any(String),
@@ -330,7 +330,7 @@ describe('observability forwarding to a real collector', () => {
     const last = collector.received.at(-1) as Received;
     expect(last.signatureValid).toBe(true);
     expect(last.body.batch_id).toBe(batchId);
-    expect(last.headers['x-service-batch-id']).toBe(batchId);
+    expect(last.headers['x-service-delivery-id']).toBe(batchId);
     expect(last.body.events.map((e: any) => e.payload.key)).toEqual(keysWritten);
     expect(await status(cp)).toMatchObject({
       forwarded_total: 4,
@@ -628,7 +628,7 @@ describe('bad input', () => {
     ['a header with CR LF in its value', { ...good, headers: { 'X-A': 'a\r\nX-Injected: 1' } }, 'headers'],
     ['a header name that is not a token', { ...good, headers: { 'X A': 'v' } }, 'headers'],
     ['the signature header', { ...good, headers: { 'x-service-signature': 'sha256=00' } }, 'headers'],
-    ['the batch id header', { ...good, headers: { 'X-Service-Batch-ID': 'forged' } }, 'headers'],
+    ['the batch id header', { ...good, headers: { 'X-Service-Delivery-ID': 'forged' } }, 'headers'],
     ['Host', { ...good, headers: { Host: 'evil.example.com' } }, 'headers'],
     ['a nested header value', { ...good, headers: { 'X-A': { b: { c: 'd' } } } }, 'headers'],
     ['a body nested 100 levels deep', { ...good, headers: { 'X-A': nested } }, '(body)'],

@@ -5,8 +5,12 @@ import type { CollectorSettings, ForwardedEvent } from './repository.ts';
 /** Names the control plane in every batch (`source.service`) and in User-Agent. */
 export const SERVICE_NAME = 'switchyard-control-plane';
 
-/** The header that carries a batch's id, the same on every attempt and on a redrive. */
-export const BATCH_ID_HEADER = 'X-Service-Batch-ID';
+/**
+ * The header that carries a batch's id, the same on every attempt and on a redrive: the header
+ * execution webhooks carry their delivery id in, so one receiver can de-duplicate both alike
+ * (and checkWebhook already refuses it as a custom header).
+ */
+export const BATCH_ID_HEADER = 'X-Service-Delivery-ID';
 
 /** The JSON body of one POST to the collector (content/api/observability.md). */
 export interface BatchBody {

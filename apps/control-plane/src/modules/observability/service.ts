@@ -2,7 +2,6 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import { checkWebhook, type HostLookup, type WebhookSettings } from '../webhooks/index.ts';
-import { BATCH_ID_HEADER } from './collector-client.ts';
 import type { Forwarder } from './forwarder.ts';
 import {
   type CollectorSettings,
@@ -86,15 +85,6 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
         });
       }
       const headers = checked.webhook.headers;
-      const batchHeader = Object.keys(headers).find(
-        (name) => name.toLowerCase() === BATCH_ID_HEADER.toLowerCase(),
-      );
-      if (batchHeader) {
-        const message = `webhook.headers may not set ${batchHeader}: every batch sets it itself`;
-        throw new ProblemError('invalid_request', `The observability webhook is refused: ${message}`, {
-          extensions: { errors: [{ field: 'headers', message }] },
-        });
-      }
       const enabled = body.enabled ?? true;
       const now = new Date(clock.now());
       await db.transaction(async (trx) => {
