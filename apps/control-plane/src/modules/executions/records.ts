@@ -80,9 +80,18 @@ function millis(value: number | null): number | null {
   return value === null ? null : Math.round(value);
 }
 
-/** jsonb arrives parsed from both drivers; a text value (a driver without the parser) is parsed here. */
+/**
+ * The spec's `waiting_for`, members in the spec's order (jsonb keeps its own). jsonb arrives
+ * parsed from both drivers; a text value (a driver without the parser) is parsed here.
+ */
 function waitingForOf(value: WaitingFor | string): WaitingFor {
-  return typeof value === 'string' ? (JSON.parse(value) as WaitingFor) : value;
+  const stored = typeof value === 'string' ? (JSON.parse(value) as WaitingFor) : value;
+  return {
+    type: stored.type,
+    approval_request_id: stored.approval_request_id,
+    approval_request_url: stored.approval_request_url,
+    expires_at: stored.expires_at,
+  };
 }
 
 /** The status record of `GET /api/v1/executions/{id}` (spec §2), plus where the execution sits. */
