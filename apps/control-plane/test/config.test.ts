@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ConfigError, defaultConfig, loadConfig, SETTINGS, STORED_CONFIG_NAME } from '../src/config.ts';
+import {
+  ConfigError,
+  defaultConfig,
+  loadConfig,
+  SETTINGS,
+  SETTINGS_TREE,
+  STORED_CONFIG_NAME,
+} from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import {
   deleteStoredConfig,
@@ -11,6 +18,7 @@ import {
   listStoredConfigs,
   putStoredConfig,
 } from '../src/modules/config-store/repository.ts';
+import { createConfigReloader, createLiveConfig } from '../src/platform/config/live-config.ts';
 import { settingsTable } from '../src/platform/config/setting.ts';
 
 let handle: TestDatabase;
@@ -540,5 +548,80 @@ describe('README settings table', () => {
   it('is the same table on the settings reference page of the docs', () => {
     const page = readFileSync(new URL('../../../content/reference/settings.md', import.meta.url), 'utf8');
     expect(page).toContain(settingsTable(SETTINGS));
+  });
+});
+
+describe('live configuration', () => {
+  it('applies the settings declared live, reports the others as needing a restart, and tells listeners', () => {
+    const start = defaultConfig();
+    const live = createLiveConfig(SETTINGS_TREE, start);
+    const seen: string[] = [];
+    live.onApply((config) => seen.push(config.logging.level));
+
+    const next = defaultConfig();
+    next.api.auth.apiKey = 'new-key';
+    next.logging.level = 'debug';
+    next.discovery.cacheTtlMs = 5_000;
+    expect(live.apply(next)).toEqual({
+      changed: ['api.auth.api_key', 'logging.level', 'discovery.cache_ttl'],
+      applied: ['api.auth.api_key', 'logging.level'],
+      restartRequired: ['discovery.cache_ttl'],
+    });
+    expect(live.current().api.auth.apiKey).toBe('new-key');
+    expect(live.current().logging.level).toBe('debug');
+    expect(live.current().discovery.cacheTtlMs).toBe(start.discovery.cacheTtlMs);
+    expect(seen).toEqual(['debug']);
+
+    // The same values again: nothing to apply, the restart-only change is still reported.
+    expect(live.apply(next)).toEqual({
+      changed: ['discovery.cache_ttl'],
+      applied: [],
+      restartRequired: ['discovery.cache_ttl'],
+    });
+    expect(seen).toEqual(['debug']);
+  });
+
+  it('declares liveness only where the running code reads the current value', () => {
+    expect(SETTINGS.filter((s) => s.live).map((s) => s.key)).toEqual([
+      'api.auth.api_key',
+      'api.auth.skip_paths',
+      'logging.level',
+    ]);
+  });
+
+  it('reloads one at a time and applies nothing when the load fails', async () => {
+    const live = createLiveConfig(SETTINGS_TREE, defaultConfig());
+    const order: string[] = [];
+    let release: () => void = () => {};
+    const gate = new Promise<void>((done) => {
+      release = done;
+    });
+    let calls = 0;
+    const reload = createConfigReloader({
+      live,
+      load: async () => {
+        calls += 1;
+        const call = calls;
+        order.push(`start ${call}`);
+        if (call === 1) await gate;
+        order.push(`end ${call}`);
+        if (call === 2)
+          throw new ConfigError([{ key: 'logging.level', source: 'x', message: 'bad', line: 'bad' }]);
+        const next = defaultConfig();
+        next.logging.level = call === 1 ? 'warn' : 'error';
+        return next;
+      },
+    });
+    const first = reload();
+    const second = reload();
+    const third = reload();
+    await Promise.resolve();
+    expect(order).toEqual(['start 1']);
+    release();
+    expect((await first).applied).toEqual(['logging.level']);
+    await expect(second).rejects.toBeInstanceOf(ConfigError);
+    expect((await third).applied).toEqual(['logging.level']);
+    expect(order).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);
+    expect(live.current().logging.level).toBe('error');
   });
 });
