@@ -122,6 +122,7 @@ function endpoints(prefix: string): Array<{
     },
     // The agent behind 127.0.0.1:9 is unreachable: past the guard this is a 502.
     { method: 'POST', path: `${prefix}/reasoners/${nodeId}/versions/1.0.0/restart`, capability: 'restart' },
+    { method: 'GET', path: `${prefix}/configs`, capability: 'config_management' },
   ];
 }
 
@@ -651,6 +652,81 @@ describe('PUT /connector/reasoners/:id/versions/:version/weight', () => {
       path(`${nodeId}.translate`, '1.0.0'),
     ]) {
       expectProblem(await call(cp.base, 'PUT', target, { weight: 5 }, BEARER), 404, 'not_found');
+    }
+  });
+});
+
+describe('stored configuration under the connector', () => {
+  it('serves /connector/configs/* with config_management on both prefixes, the same records as /api/v1/configs', async () => {
+    const name = `conn-${Date.now()}`;
+    const text = 'team: connector\n';
+    for (const prefix of CONNECTOR_PREFIXES) {
+      const stored = await call(cp.base, 'PUT', `${prefix}/configs/${name}`, text, {
+        ...BEARER,
+        'content-type': 'text/plain',
+        'X-Updated-By': 'pipeline',
+      });
+      expect([200, 201]).toContain(stored.status);
+      expect(stored.body).toMatchObject({ name, updated_by: 'pipeline' });
+      const list = await call(cp.base, 'GET', `${prefix}/configs`, undefined, BEARER);
+      expect(list.body.configs.map((c: any) => c.name)).toContain(name);
+    }
+    const viaApi = await call(cp.base, 'GET', `/api/v1/configs/${name}`, undefined, { 'X-API-Key': API_KEY });
+    expect(viaApi.body).toMatchObject({ name, version: 2 });
+    expect((await call(cp.base, 'DELETE', `/connector/configs/${name}`, undefined, BEARER)).status).toBe(204);
+    // The API key does not open the connector's configs, nor the token the API's.
+    expectProblem(
+      await call(cp.base, 'GET', '/connector/configs', undefined, { 'X-API-Key': API_KEY }),
+      401,
+      'unauthorized',
+    );
+    expectProblem(await call(cp.base, 'GET', '/api/v1/configs', undefined, BEARER), 401, 'unauthorized');
+  });
+
+  it('answers 403 naming config_management when it is not granted (the default), and 503 when disabled', async () => {
+    const defaults = await controlPlane({
+      capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
+    });
+    try {
+      for (const prefix of CONNECTOR_PREFIXES) {
+        for (const [method, path] of [
+          ['GET', `${prefix}/configs`],
+          ['GET', `${prefix}/configs/control-plane`],
+          ['PUT', `${prefix}/configs/control-plane`],
+          ['DELETE', `${prefix}/configs/control-plane`],
+          ['POST', `${prefix}/configs/reload`],
+        ] as const) {
+          const response = await call(
+            defaults.base,
+            method,
+            path,
+            method === 'PUT' ? 'x: 1' : undefined,
+            BEARER,
+          );
+          expectProblem(response, 403, 'forbidden');
+          expect(response.body.detail).toContain('"config_management"');
+        }
+        const manifest = await call(defaults.base, 'GET', `${prefix}/manifest`, undefined, BEARER);
+        expect(manifest.body.endpoints).toEqual(
+          expect.arrayContaining([
+            { method: 'GET', path: `${prefix}/configs`, capability: 'config_management', enabled: false },
+            {
+              method: 'PUT',
+              path: `${prefix}/configs/:config_name`,
+              capability: 'config_management',
+              enabled: false,
+            },
+            {
+              method: 'POST',
+              path: `${prefix}/configs/reload`,
+              capability: 'config_management',
+              enabled: false,
+            },
+          ]),
+        );
+      }
+    } finally {
+      await defaults.close();
     }
   });
 });

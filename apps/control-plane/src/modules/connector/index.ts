@@ -1,8 +1,9 @@
 /** The connector API: token-authenticated management of reasoners, versions and weights (/connector/*). */
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
+import { type ConfigStoreService, configStoreRouter } from '../config-store/index.ts';
 import type { NodeRuntime } from '../nodes/index.ts';
-import type { ConnectorAccess } from './auth.ts';
+import { type ConnectorAccess, connectorGuard } from './auth.ts';
 import { CONNECTOR_PREFIXES, type ConnectorEndpoint } from './endpoints.ts';
 import { connectorRouter } from './routes.ts';
 import { createConnectorService } from './service.ts';
@@ -17,24 +18,46 @@ export interface ConnectorDeps {
   nodes: NodeRuntime;
   /** The connector section of the configuration (token, capabilities), read on every request. */
   access: () => ConnectorAccess;
-  /** The control plane's API key, which agents expect as X-API-Key on calls to them. */
-  agentApiKey?: string;
+  /** The control plane's API key as it is now (a reload may change it); agents expect it as X-API-Key. */
+  agentApiKey: () => string | undefined;
   /** The control plane's version, for the manifest. */
   version: string;
-  /** Endpoints another feature mounts under the connector prefixes, listed in the manifest. */
-  extraEndpoints?: readonly ConnectorEndpoint[];
+  /** Stored configuration, served under `<prefix>/configs` with the capability config_management. */
+  configStore: ConfigStoreService;
 }
 
-/** The connector API mounted under both of its prefixes: one service, one router per prefix. */
+/** The method and path (relative to `prefix`) of every route of a router, for the manifest. */
+function endpointsOf(router: Router, prefix: string): ConnectorEndpoint[] {
+  return router.stack.flatMap((layer) =>
+    layer.methods
+      .filter((method) => method !== 'HEAD')
+      .map((method) => ({
+        method: method as ConnectorEndpoint['method'],
+        path: String(layer.path).slice(prefix.length),
+        capability: 'config_management' as const,
+      })),
+  );
+}
+
+/**
+ * The connector API mounted under both of its prefixes: one service, and per prefix the
+ * connector's router and the stored-configuration router behind the connector's guard.
+ */
 export function connectorRouters(deps: ConnectorDeps): Router[] {
   const service = createConnectorService({ db: deps.db, nodes: deps.nodes, agentApiKey: deps.agentApiKey });
-  return CONNECTOR_PREFIXES.map((prefix) =>
-    connectorRouter({
+  return CONNECTOR_PREFIXES.flatMap((prefix) => {
+    const configs = configStoreRouter({
+      service: deps.configStore,
+      prefix: `${prefix}/configs`,
+      guard: connectorGuard(deps.access, 'config_management'),
+    });
+    const connector = connectorRouter({
       service,
       access: deps.access,
       prefix,
       version: deps.version,
-      extraEndpoints: deps.extraEndpoints,
-    }),
-  );
+      extraEndpoints: endpointsOf(configs, prefix),
+    });
+    return [connector, configs];
+  });
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { oas31, ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import { configStoreOpenApi } from '../config-store/index.ts';
 import { MAX_TRAFFIC_WEIGHT } from '../nodes/index.ts';
 import { CONNECTOR_PREFIXES } from './endpoints.ts';
 import { WEIGHT_BODY_LIMIT, WeightBodySchema } from './schemas.ts';
@@ -561,10 +562,54 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
   };
 }
 
-/** Every connector operation, under /connector and under /api/v1/connector. */
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/**
+ * The stored-configuration operations as the connector serves them: the config-store feature
+ * describes them with the token and capability; the guard also answers 503 while the connector
+ * is disabled, which is added here (next to a 503 of the operation's own, if it has one).
+ */
+function configOperations(prefix: string): ZodOpenApiPathsObject {
+  const paths = configStoreOpenApi({ prefix: `${prefix}/configs`, security: 'connector' });
+  for (const [path, item] of Object.entries(paths)) {
+    for (const method of METHODS) {
+      const operation = item[method];
+      if (!operation) continue;
+      const disabled = problemResponses(path, guardCases(null).slice(0, 1))['503'] as oas31.ResponseObject;
+      const own = operation.responses['503'] as oas31.ResponseObject | undefined;
+      if (!own) {
+        operation.responses = { ...operation.responses, '503': disabled };
+        continue;
+      }
+      const ownContent = own.content?.['application/problem+json'];
+      const added = Object.values(disabled.content?.['application/problem+json']?.examples ?? {});
+      operation.responses = {
+        ...operation.responses,
+        '503': {
+          ...own,
+          description: `${own.description} ${disabled.description}`,
+          content: {
+            ...own.content,
+            'application/problem+json': {
+              ...ownContent,
+              examples: { ...ownContent?.examples, connector_disabled: added[0]! },
+            },
+          },
+        },
+      };
+    }
+  }
+  return paths;
+}
+
+/**
+ * Every connector operation, under /connector and under /api/v1/connector, with the stored
+ * configuration operations the connector mounts under `<prefix>/configs`.
+ */
 export const connectorOpenApi: ZodOpenApiPathsObject = Object.assign(
   {},
-  ...CONNECTOR_PREFIXES.map((prefix) =>
+  ...CONNECTOR_PREFIXES.flatMap((prefix) => [
     pathsFor(prefix, prefix === '/connector' ? 'connector' : 'apiConnector'),
-  ),
+    configOperations(prefix),
+  ]),
 );

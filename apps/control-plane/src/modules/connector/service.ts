@@ -21,8 +21,8 @@ import {
 export interface ConnectorServiceDeps {
   db: Knex;
   nodes: NodeRuntime;
-  /** The control plane's API key, sent to agents as X-API-Key with a restart request. */
-  agentApiKey?: string;
+  /** The control plane's API key as it is now, sent to agents as X-API-Key with a restart request. */
+  agentApiKey: () => string | undefined;
 }
 
 function byNode(instances: NodeInstanceRecord[]): NodeInstanceRecord[][] {
@@ -144,7 +144,7 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
       const { instance } = await oneVersion(scope, version);
       const who = `${instance.nodeId}@${instance.version}`;
       const outcome = await requestRestart(nodes, instance, {
-        apiKey: deps.agentApiKey,
+        apiKey: deps.agentApiKey(),
         reason: 'connector restart request',
       });
       switch (outcome.kind) {
