@@ -8,6 +8,7 @@ import { createHmac } from 'node:crypto';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createCallbackDeliverer } from '../src/modules/approvals/callbacks.ts';
+import { createApprovalService } from '../src/modules/approvals/service.ts';
 import { createInProcessEventBus } from '../src/platform/events/index.ts';
 import { type ApprovalAgent, startApprovalAgent, until } from './approvals-agent.ts';
 import { call, startTestControlPlane, type TestControlPlane, uniqueNodeId } from './helpers/control-plane.ts';
@@ -128,14 +129,11 @@ describe('delivery of the decision to the agent', () => {
     await decide(apr);
     // Another replica claimed it and died: its lease runs for callback_timeout + 5 s.
     const leaseEnds = new Date(cp.clock.now() + 15_000);
-    await cp.handle
-      .db('approval_requests')
-      .where({ approval_request_id: apr })
-      .update({
-        callback_status: 'delivering',
-        callback_leased_by: 'crashed-replica',
-        callback_lease_expires_at: leaseEnds,
-      });
+    await cp.handle.db('approval_requests').where({ approval_request_id: apr }).update({
+      callback_status: 'delivering',
+      callback_leased_by: 'crashed-replica',
+      callback_lease_expires_at: leaseEnds,
+    });
     await cp.parts.approvals.callbacks.runOnce();
     expect(a.callbacks).toHaveLength(0);
     expect((await status(id, apr)).callback.status).toBe('delivering');
@@ -239,6 +237,39 @@ describe('expiry', () => {
     expect(late.status).toBe(409);
     expect(await status(id, apr)).toMatchObject({ status: 'expired' });
     expect((await record(id)).status).toBe('timeout');
+  });
+
+  it('expires each request once when two replicas sweep at the same moment', async () => {
+    const a = await agent();
+    const made: Array<{ id: string; apr: string }> = [];
+    for (let i = 0; i < 4; i++) {
+      const apr = approvalId('sweep');
+      made.push({ id: await paused(a, { approval_id: apr, hours: 1 }), apr });
+    }
+    cp.clock.advance(3_600_000);
+    const other = createApprovalService({
+      db: cp.handle.db,
+      clock: cp.clock,
+      log: pino({ level: 'silent' }),
+      waiting: cp.parts.executions.waiting,
+      logs: cp.parts.executions.logs,
+      settings: cp.config.approvals,
+      wakeCallbacks: () => {},
+    });
+    const counts = await Promise.all([cp.parts.approvals.sweep.runOnce(), other.expireDue()]);
+    // Rows one replica held may be left to the next pass; nothing is expired twice.
+    const again = await cp.parts.approvals.sweep.runOnce();
+    expect(counts[0] + counts[1] + again).toBe(4);
+    for (const { id, apr } of made) {
+      expect((await record(id)).status).toBe('timeout');
+      expect((await status(id, apr)).status).toBe('expired');
+      const completed = (
+        await cp.handle.db('event_log').where({ stream: 'executions', event: 'execution.completed' })
+      )
+        .map((row: any) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload))
+        .filter((payload: any) => payload.execution_id === id);
+      expect(completed).toHaveLength(1);
+    }
   });
 
   it('gives up telling the agent of an expiry after a day', async () => {

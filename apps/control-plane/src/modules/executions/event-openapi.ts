@@ -25,8 +25,16 @@ const example = [
   'data: {"type":"execution.started","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:20:00.140Z","status":"running","agent_node_id":"hello-agent"}',
   '',
   'id: 7513-4082',
+  'event: execution.waiting',
+  'data: {"type":"execution.waiting","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:20:00.151Z","status":"waiting","approval_request_id":"post-42"}',
+  '',
+  'id: 7540-4090',
+  'event: execution.approval_resolved',
+  'data: {"type":"execution.approval_resolved","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:24:31.220Z","status":"running","approval_request_id":"post-42","decision":"approved"}',
+  '',
+  'id: 7541-4093',
   'event: execution.completed',
-  'data: {"type":"execution.completed","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:20:00.162Z","status":"succeeded","duration_ms":22}',
+  'data: {"type":"execution.completed","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:24:31.402Z","status":"succeeded","duration_ms":271262}',
   '',
   '',
 ].join('\n');
@@ -39,7 +47,7 @@ export const executionEventsOpenApi: ZodOpenApiPathsObject = {
       tags: ['Executions'],
       summary: 'Execution events as Server-Sent Events',
       description:
-        'A stream of `execution.started`, `execution.waiting`, `execution.approval_resolved` and `execution.completed` events in the order they were recorded, each a frame with an `id:` (its position in the event log), an `event:` name and the event as JSON on one `data:` line (`type` repeats the name). Events are kept for 24 hours: reconnect with `Last-Event-ID` (or `?last_event_id=`) to receive exactly the ones missed, on any replica. Without either, the stream starts with the next event. Keep-alive comments every 15 s. HEAD answers the headers without opening a stream. Pass the API key as `?api_key=` where headers cannot be set (EventSource).',
+        "A stream of `execution.started`, `execution.waiting` (paused for an approval: `approval_request_id`), `execution.approval_resolved` (`approval_request_id`, `decision`: `approved`, `rejected`, `request_changes` or `expired`, and the execution's `status` after it) and `execution.completed` events in the order they were recorded, each a frame with an `id:` (its position in the event log), an `event:` name and the event as JSON on one `data:` line (`type` repeats the name). Events are kept for 24 hours: reconnect with `Last-Event-ID` (or `?last_event_id=`) to receive exactly the ones missed, on any replica. Without either, the stream starts with the next event. Keep-alive comments every 15 s. HEAD answers the headers without opening a stream. Pass the API key as `?api_key=` where headers cannot be set (EventSource).",
       requestParams: { query: ExecutionEventsQuerySchema, header: LastEventIdHeader },
       responses: {
         '200': {
