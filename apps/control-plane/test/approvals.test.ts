@@ -648,6 +648,18 @@ describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
     expect((await record(id)).status).toBe('running');
   });
 
+  it('answers 200 with recorded false once the execution log is full (10,000 entries)', async () => {
+    const a = await agent();
+    const id = await runningExecution(a);
+    const thousand = Array.from({ length: 1_000 }, (_, n) => ({ message: `line ${n}` }));
+    for (let i = 0; i < 10; i++)
+      expect((await api('POST', `/api/v1/executions/${id}/logs`, thousand)).status).toBe(202);
+    const answer = await api('POST', `/api/v1/agents/${a.nodeId}/executions/${id}/awaiter-status`, {
+      status: 'waiting',
+    });
+    expect(answer).toMatchObject({ status: 200, body: { recorded: false } });
+  });
+
   it('answers 404 for another node or an unknown execution, 400 and 413 for bad bodies', async () => {
     const a = await agent();
     const id = await runningExecution(a);
