@@ -251,7 +251,15 @@ describe('connector capabilities', () => {
           continue;
         }
         expectProblem(response, 403, 'forbidden');
-        expect(response.body.detail).toContain(`"${e.capability}"`);
+        expect(response.body.detail).toContain(
+          `lacks the capability ${e.capability}, needed for ${e.method} `,
+        );
+        if (e.method === 'PUT') {
+          const template = e.path.startsWith('/api/') ? '/api/v1/connector' : '/connector';
+          expect(response.body.detail).toBe(
+            `This token lacks the capability versions:write, needed for PUT ${template}/reasoners/:id/versions/:version/weight (this deployment grants: none).`,
+          );
+        }
         expect(response.body.capability).toBe(e.capability);
       }
     } finally {
@@ -704,7 +712,9 @@ describe('stored configuration under the connector', () => {
             BEARER,
           );
           expectProblem(response, 403, 'forbidden');
-          expect(response.body.detail).toContain('"config_management"');
+          expect(response.body.detail).toContain(
+            `lacks the capability config_management, needed for ${method} ${prefix}/configs`,
+          );
         }
         const manifest = await call(defaults.base, 'GET', `${prefix}/manifest`, undefined, BEARER);
         expect(manifest.body.endpoints).toEqual(

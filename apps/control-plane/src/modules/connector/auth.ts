@@ -66,12 +66,16 @@ export function authenticate(
   }
 }
 
-/** 403 forbidden naming the capability the endpoint needs. */
-export function missingCapability(capability: ConnectorCapability, access: ConnectorAccess): ProblemError {
+/** 403 forbidden naming the capability the endpoint (`endpoint`: method and path template) needs. */
+export function missingCapability(
+  capability: ConnectorCapability,
+  access: ConnectorAccess,
+  endpoint: string,
+): ProblemError {
   const granted = access.capabilities.length > 0 ? access.capabilities.join(', ') : 'none';
   return new ProblemError(
     'forbidden',
-    `This endpoint needs the connector capability "${capability}", which this deployment does not grant (granted: ${granted}).`,
+    `This token lacks the capability ${capability}, needed for ${endpoint} (this deployment grants: ${granted}).`,
     {
       resolution: `Add ${capability} to connector.capabilities (SWITCHYARD_CONNECTOR_CAPABILITIES) on the control plane and restart it.`,
       extensions: { capability },
@@ -91,7 +95,9 @@ export function connectorGuard(
     const current = access();
     authenticate(current, ctx.headers);
     if (capability && !current.capabilities.includes(capability)) {
-      throw missingCapability(capability, current);
+      // @koa/router records the template of the route that matched (`/connector/groups/:groupId`).
+      const template = (ctx as { _matchedRoute?: string })._matchedRoute ?? ctx.path;
+      throw missingCapability(capability, current, `${ctx.method} ${template}`);
     }
     return next();
   };

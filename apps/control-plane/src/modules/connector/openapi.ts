@@ -225,11 +225,11 @@ function json(schema: z.ZodType, example: unknown) {
   return { content: { 'application/json': { schema, example } } };
 }
 
-const capabilityDetail = (capability: string) =>
-  `This endpoint needs the connector capability "${capability}", which this deployment does not grant (granted: reasoners:read).`;
+const capabilityDetail = (capability: string, endpoint: string) =>
+  `This token lacks the capability ${capability}, needed for ${endpoint} (this deployment grants: reasoners:read).`;
 
 /** The problems every connector operation may answer: disabled, token, and its capability. */
-function guardCases(capability: ConnectorCapability | null): ProblemCase[] {
+function guardCases(capability: ConnectorCapability | null, endpoint = ''): ProblemCase[] {
   return [
     {
       code: 'service_unavailable',
@@ -247,7 +247,7 @@ function guardCases(capability: ConnectorCapability | null): ProblemCase[] {
           {
             code: 'forbidden' as const,
             when: `The deployment does not grant \`${capability}\` (connector.capabilities); \`detail\` and \`capability\` name it.`,
-            detail: capabilityDetail(capability),
+            detail: capabilityDetail(capability, endpoint),
             extensions: { capability },
           },
         ]
@@ -286,6 +286,7 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
       problems?: ProblemCase[];
       path: string;
     },
+    endpoint: [string, string],
   ): ZodOpenApiOperationObject => {
     const { ok, problems = [], path, ...rest } = operation;
     const needs = capability
@@ -299,7 +300,10 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
       security: CONNECTOR_SECURITY,
       responses: {
         ...(ok as ZodOpenApiOperationObject['responses']),
-        ...problemResponses(`${prefix}${path}`, [...problems, ...guardCases(capability)]),
+        ...problemResponses(`${prefix}${path}`, [
+          ...problems,
+          ...guardCases(capability, `${endpoint[0]} ${prefix}${endpoint[1]}`),
+        ]),
       },
     };
   };
@@ -307,257 +311,302 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
 
   return {
     [`${prefix}/manifest`]: {
-      get: op('Manifest', null, {
-        path: '/manifest',
-        summary: 'What this connector offers and what the token may do',
-        description:
-          'The service and its version, every connector endpoint with the capability it needs and whether this deployment grants it, and the granted capabilities.',
-        ok: {
-          '200': {
-            description: 'The manifest.',
-            ...json(ManifestSchema, {
-              service: 'switchyard-control-plane',
-              version: '0.1.0',
-              api_version: 'v1',
-              base_path: prefix,
-              capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
-              endpoints: [
-                { method: 'GET', path: `${prefix}/reasoners`, capability: 'reasoners:read', enabled: true },
-                {
-                  method: 'PUT',
-                  path: `${prefix}/reasoners/:id/versions/:version/weight`,
-                  capability: 'versions:write',
-                  enabled: true,
-                },
-              ],
-            }),
+      get: op(
+        'Manifest',
+        null,
+        {
+          path: '/manifest',
+          summary: 'What this connector offers and what the token may do',
+          description:
+            'The service and its version, every connector endpoint with the capability it needs and whether this deployment grants it, and the granted capabilities.',
+          ok: {
+            '200': {
+              description: 'The manifest.',
+              ...json(ManifestSchema, {
+                service: 'switchyard-control-plane',
+                version: '0.1.0',
+                api_version: 'v1',
+                base_path: prefix,
+                capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
+                endpoints: [
+                  { method: 'GET', path: `${prefix}/reasoners`, capability: 'reasoners:read', enabled: true },
+                  {
+                    method: 'PUT',
+                    path: `${prefix}/reasoners/:id/versions/:version/weight`,
+                    capability: 'versions:write',
+                    enabled: true,
+                  },
+                ],
+              }),
+            },
           },
         },
-      }),
+        ['GET', '/manifest'],
+      ),
     },
     [`${prefix}/reasoners`]: {
-      get: op('ListReasoners', 'reasoners:read', {
-        path: '/reasoners',
-        summary: 'Every reasoner and skill of every node',
-        description:
-          'One record per function (reasoners and skills, `type` says which) with the versions serving it; schemas are left out (GET one for them).',
-        ok: {
-          '200': {
-            description: 'The functions, by node id.',
-            ...json(z.object({ total: z.int().min(0), reasoners: z.array(ReasonerSummarySchema) }), {
-              total: 1,
-              reasoners: [summary],
-            }),
+      get: op(
+        'ListReasoners',
+        'reasoners:read',
+        {
+          path: '/reasoners',
+          summary: 'Every reasoner and skill of every node',
+          description:
+            'One record per function (reasoners and skills, `type` says which) with the versions serving it; schemas are left out (GET one for them).',
+          ok: {
+            '200': {
+              description: 'The functions, by node id.',
+              ...json(z.object({ total: z.int().min(0), reasoners: z.array(ReasonerSummarySchema) }), {
+                total: 1,
+                reasoners: [summary],
+              }),
+            },
           },
         },
-      }),
+        ['GET', '/reasoners'],
+      ),
     },
     [`${prefix}/reasoners/{id}`]: {
-      get: op('GetReasoner', 'reasoners:read', {
-        path: `/reasoners/${NODE}.summarize`,
-        summary: 'One reasoner or skill, with its schemas',
-        requestParams: {
-          path: z.object({
-            id: z.string().meta({
-              description: 'A function target: `<node_id>.<reasoner_id>` or `<node_id>.skill:<skill_id>`.',
-              example: `${NODE}.summarize`,
-            }),
-          }),
-        },
-        ok: {
-          '200': {
-            description: 'The function.',
-            ...json(ReasonerSchema, {
-              ...summary,
-              input_schema: { type: 'object', properties: { text: { type: 'string' } } },
-              output_schema: { type: 'object' },
-              examples: [],
-              described_by_version: '1.1.0',
+      get: op(
+        'GetReasoner',
+        'reasoners:read',
+        {
+          path: `/reasoners/${NODE}.summarize`,
+          summary: 'One reasoner or skill, with its schemas',
+          requestParams: {
+            path: z.object({
+              id: z.string().meta({
+                description: 'A function target: `<node_id>.<reasoner_id>` or `<node_id>.skill:<skill_id>`.',
+                example: `${NODE}.summarize`,
+              }),
             }),
           },
-        },
-        problems: [
-          {
-            code: 'not_found',
-            when: 'No node or function has this id, or the id could never be a function target.',
-            detail: `Node "${NODE}" has no reasoner "translate" (its functions: ${NODE}.summarize).`,
+          ok: {
+            '200': {
+              description: 'The function.',
+              ...json(ReasonerSchema, {
+                ...summary,
+                input_schema: { type: 'object', properties: { text: { type: 'string' } } },
+                output_schema: { type: 'object' },
+                examples: [],
+                described_by_version: '1.1.0',
+              }),
+            },
           },
-        ],
-      }),
+          problems: [
+            {
+              code: 'not_found',
+              when: 'No node or function has this id, or the id could never be a function target.',
+              detail: `Node "${NODE}" has no reasoner "translate" (its functions: ${NODE}.summarize).`,
+            },
+          ],
+        },
+        ['GET', '/reasoners/:id'],
+      ),
     },
     [`${prefix}/groups`]: {
-      get: op('ListGroups', 'reasoners:read', {
-        path: '/groups',
-        summary: 'Every group (one per node id)',
-        ok: {
-          '200': {
-            description: 'The groups, by node id.',
-            ...json(z.object({ total: z.int().min(0), groups: z.array(GroupSchema) }), {
-              total: 1,
-              groups: [
-                {
-                  id: NODE,
-                  node_id: NODE,
-                  status: 'ready',
-                  routable: true,
-                  total_weight: 200,
-                  routable_weight: 200,
-                  functions: [`${NODE}.summarize`],
-                  versions: [
-                    {
-                      version: '1.0.0',
-                      status: 'ready',
-                      admin_state: 'active',
-                      routable: true,
-                      traffic_weight: 100,
-                      traffic_share: 0.5,
-                      last_heartbeat: AT,
-                      functions: [`${NODE}.summarize`],
-                    },
-                  ],
-                },
-              ],
-            }),
+      get: op(
+        'ListGroups',
+        'reasoners:read',
+        {
+          path: '/groups',
+          summary: 'Every group (one per node id)',
+          ok: {
+            '200': {
+              description: 'The groups, by node id.',
+              ...json(z.object({ total: z.int().min(0), groups: z.array(GroupSchema) }), {
+                total: 1,
+                groups: [
+                  {
+                    id: NODE,
+                    node_id: NODE,
+                    status: 'ready',
+                    routable: true,
+                    total_weight: 200,
+                    routable_weight: 200,
+                    functions: [`${NODE}.summarize`],
+                    versions: [
+                      {
+                        version: '1.0.0',
+                        status: 'ready',
+                        admin_state: 'active',
+                        routable: true,
+                        traffic_weight: 100,
+                        traffic_share: 0.5,
+                        last_heartbeat: AT,
+                        functions: [`${NODE}.summarize`],
+                      },
+                    ],
+                  },
+                ],
+              }),
+            },
           },
         },
-      }),
+        ['GET', '/groups'],
+      ),
     },
     [`${prefix}/groups/{groupId}`]: {
-      get: op('GetGroup', 'reasoners:read', {
-        path: `/groups/${NODE}`,
-        summary: 'One group: a node id with all its versions',
-        requestParams: {
-          path: z.object({ groupId: z.string().meta({ description: 'The node id.', example: NODE }) }),
-        },
-        ok: {
-          '200': {
-            description: 'The group.',
-            ...json(GroupSchema, {
-              id: NODE,
-              node_id: NODE,
-              status: 'ready',
-              routable: true,
-              total_weight: 100,
-              routable_weight: 100,
-              functions: [`${NODE}.summarize`],
-              versions: [],
-            }),
+      get: op(
+        'GetGroup',
+        'reasoners:read',
+        {
+          path: `/groups/${NODE}`,
+          summary: 'One group: a node id with all its versions',
+          requestParams: {
+            path: z.object({ groupId: z.string().meta({ description: 'The node id.', example: NODE }) }),
           },
-        },
-        problems: [
-          {
-            code: 'not_found',
-            when: 'No node has this id (or it could never be one).',
-            detail: `No node "${NODE}" is registered. List what is with GET /connector/groups.`,
+          ok: {
+            '200': {
+              description: 'The group.',
+              ...json(GroupSchema, {
+                id: NODE,
+                node_id: NODE,
+                status: 'ready',
+                routable: true,
+                total_weight: 100,
+                routable_weight: 100,
+                functions: [`${NODE}.summarize`],
+                versions: [],
+              }),
+            },
           },
-        ],
-      }),
+          problems: [
+            {
+              code: 'not_found',
+              when: 'No node has this id (or it could never be one).',
+              detail: `No node "${NODE}" is registered. List what is with GET /connector/groups.`,
+            },
+          ],
+        },
+        ['GET', '/groups/:groupId'],
+      ),
     },
     [`${prefix}/reasoners/{id}/versions`]: {
-      get: op('ListVersions', 'versions:read', {
-        path: `/reasoners/${NODE}/versions`,
-        summary: 'The versions of a node or function, with weights and health',
-        requestParams: { path: z.object({ id: IdParam }) },
-        ok: {
-          '200': {
-            description: 'The versions, oldest registration first.',
-            ...json(VersionListSchema, {
-              id: NODE,
-              type: 'node',
-              node_id: NODE,
-              total_weight: 100,
-              routable_weight: 100,
-              versions: [version('1.0.0', 90, 0.9), version('1.1.0', 10, 0.1)],
-            }),
+      get: op(
+        'ListVersions',
+        'versions:read',
+        {
+          path: `/reasoners/${NODE}/versions`,
+          summary: 'The versions of a node or function, with weights and health',
+          requestParams: { path: z.object({ id: IdParam }) },
+          ok: {
+            '200': {
+              description: 'The versions, oldest registration first.',
+              ...json(VersionListSchema, {
+                id: NODE,
+                type: 'node',
+                node_id: NODE,
+                total_weight: 100,
+                routable_weight: 100,
+                versions: [version('1.0.0', 90, 0.9), version('1.1.0', 10, 0.1)],
+              }),
+            },
           },
+          problems: [impossibleId, unknownNode],
         },
-        problems: [impossibleId, unknownNode],
-      }),
+        ['GET', '/reasoners/:id/versions'],
+      ),
     },
     [`${prefix}/reasoners/{id}/versions/{version}`]: {
-      get: op('GetVersion', 'versions:read', {
-        path: `/reasoners/${NODE}/versions/1.1.0`,
-        summary: 'One version, with its weight and health',
-        requestParams: { path: versionPath },
-        ok: { '200': { description: 'The version.', ...json(VersionSchema, version('1.1.0', 10, 0.1)) } },
-        problems: [impossibleId, unknownNode],
-      }),
+      get: op(
+        'GetVersion',
+        'versions:read',
+        {
+          path: `/reasoners/${NODE}/versions/1.1.0`,
+          summary: 'One version, with its weight and health',
+          requestParams: { path: versionPath },
+          ok: { '200': { description: 'The version.', ...json(VersionSchema, version('1.1.0', 10, 0.1)) } },
+          problems: [impossibleId, unknownNode],
+        },
+        ['GET', '/reasoners/:id/versions/:version'],
+      ),
     },
     [`${prefix}/reasoners/{id}/versions/{version}/weight`]: {
-      put: op('SetVersionWeight', 'versions:write', {
-        path: `/reasoners/${NODE}/versions/1.1.0/weight`,
-        summary: "Set a version's traffic weight",
-        description: `New executions of the node are split among its routable versions in proportion to their weights, from the moment this answers, on every replica. The weight belongs to the node version, so it applies to every function of it. 0 stops new traffic; running executions are never moved. Body at most ${WEIGHT_BODY_LIMIT} bytes.`,
-        requestParams: { path: versionPath },
-        requestBody: {
-          required: true,
-          content: { 'application/json': { schema: WeightBodySchema, example: { weight: 10 } } },
-        },
-        ok: {
-          '200': {
-            description: 'The version as it now is.',
-            ...json(VersionSchema, version('1.1.0', 10, 0.1)),
+      put: op(
+        'SetVersionWeight',
+        'versions:write',
+        {
+          path: `/reasoners/${NODE}/versions/1.1.0/weight`,
+          summary: "Set a version's traffic weight",
+          description: `New executions of the node are split among its routable versions in proportion to their weights, from the moment this answers, on every replica. The weight belongs to the node version, so it applies to every function of it. 0 stops new traffic; running executions are never moved. Body at most ${WEIGHT_BODY_LIMIT} bytes.`,
+          requestParams: { path: versionPath },
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: WeightBodySchema, example: { weight: 10 } } },
           },
-        },
-        problems: [
-          impossibleId,
-          unknownNode,
-          ...jsonBodyProblems(WEIGHT_BODY_LIMIT, {
-            code: 'invalid_request',
-            when: `weight is missing, not a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}, or the body has other members.`,
-            detail: `The body is invalid: weight: must be a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}`,
-            extensions: {
-              errors: [
-                { field: 'weight', message: `must be a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}` },
-              ],
+          ok: {
+            '200': {
+              description: 'The version as it now is.',
+              ...json(VersionSchema, version('1.1.0', 10, 0.1)),
             },
-          }),
-        ],
-      }),
+          },
+          problems: [
+            impossibleId,
+            unknownNode,
+            ...jsonBodyProblems(WEIGHT_BODY_LIMIT, {
+              code: 'invalid_request',
+              when: `weight is missing, not a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}, or the body has other members.`,
+              detail: `The body is invalid: weight: must be a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}`,
+              extensions: {
+                errors: [
+                  { field: 'weight', message: `must be a whole number from 0 to ${MAX_TRAFFIC_WEIGHT}` },
+                ],
+              },
+            }),
+          ],
+        },
+        ['PUT', '/reasoners/:id/versions/:version/weight'],
+      ),
     },
     [`${prefix}/reasoners/{id}/versions/{version}/restart`]: {
-      post: op('RestartVersion', 'restart', {
-        path: `/reasoners/${NODE}/versions/1.1.0/restart`,
-        summary: 'Ask a version to restart',
-        description:
-          'POSTs `{ node_id, version, reason }` to `{base_url}/_internal/restart` on the agent (with X-API-Key when the control plane has one) and waits for its answer (node_health.check_timeout, 5 s). On a 2xx the version, if active, is taken out of routing (`starting`, reason `started`) until its next `ready` heartbeat or healthy probe. No body is read.',
-        requestParams: { path: versionPath },
-        ok: {
-          '202': {
-            description: 'The agent accepted the restart.',
-            ...json(RestartSchema, {
-              node_id: NODE,
-              version: '1.1.0',
-              accepted: true,
-              agent_status: 202,
-              status: 'starting',
-              status_reason: 'started',
-              admin_state: 'active',
-            }),
+      post: op(
+        'RestartVersion',
+        'restart',
+        {
+          path: `/reasoners/${NODE}/versions/1.1.0/restart`,
+          summary: 'Ask a version to restart',
+          description:
+            'POSTs `{ node_id, version, reason }` to `{base_url}/_internal/restart` on the agent (with X-API-Key when the control plane has one) and waits for its answer (node_health.check_timeout, 5 s). On a 2xx the version, if active, is taken out of routing (`starting`, reason `started`) until its next `ready` heartbeat or healthy probe. No body is read.',
+          requestParams: { path: versionPath },
+          ok: {
+            '202': {
+              description: 'The agent accepted the restart.',
+              ...json(RestartSchema, {
+                node_id: NODE,
+                version: '1.1.0',
+                accepted: true,
+                agent_status: 202,
+                status: 'starting',
+                status_reason: 'started',
+                admin_state: 'active',
+              }),
+            },
           },
+          problems: [
+            impossibleId,
+            unknownNode,
+            {
+              code: 'conflict',
+              when: 'The agent does not implement restarts: it answered 404, 405 or 501. Nothing changed.',
+              detail: `The agent of ${NODE}@1.1.0 does not support restarts: POST {base_url}/_internal/restart answered 404.`,
+              extensions: { agent_status: 404 },
+            },
+            {
+              code: 'upstream_unavailable',
+              when: 'The agent could not be reached, or answered another error. Nothing changed.',
+              detail: `Could not reach the agent of ${NODE}@1.1.0 at its base_url: ECONNREFUSED.`,
+              extensions: { agent_status: null },
+            },
+            {
+              code: 'upstream_timeout',
+              when: 'The agent did not answer within the timeout. Nothing changed here.',
+              detail: `The agent of ${NODE}@1.1.0 did not answer the restart request within 5000 ms.`,
+            },
+          ],
         },
-        problems: [
-          impossibleId,
-          unknownNode,
-          {
-            code: 'conflict',
-            when: 'The agent does not implement restarts: it answered 404, 405 or 501. Nothing changed.',
-            detail: `The agent of ${NODE}@1.1.0 does not support restarts: POST {base_url}/_internal/restart answered 404.`,
-            extensions: { agent_status: 404 },
-          },
-          {
-            code: 'upstream_unavailable',
-            when: 'The agent could not be reached, or answered another error. Nothing changed.',
-            detail: `Could not reach the agent of ${NODE}@1.1.0 at its base_url: ECONNREFUSED.`,
-            extensions: { agent_status: null },
-          },
-          {
-            code: 'upstream_timeout',
-            when: 'The agent did not answer within the timeout. Nothing changed here.',
-            detail: `The agent of ${NODE}@1.1.0 did not answer the restart request within 5000 ms.`,
-          },
-        ],
-      }),
+        ['POST', '/reasoners/:id/versions/:version/restart'],
+      ),
     },
   };
 }
