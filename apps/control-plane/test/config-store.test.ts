@@ -311,6 +311,14 @@ describe('PUT /api/v1/configs/control-plane', () => {
     );
     expect(answer.status).toBe(201);
     expect((await putChecked('control-plane', '# nothing set\n')).status).toBe(200);
+    // YAML nulls set nothing: a null document, a null section, a null value.
+    for (const text of ['null', '~\n', 'node_health: null\n', 'server:\n  port: null\n']) {
+      expect((await putChecked('control-plane', text)).status, text).toBe(200);
+    }
+    expect((await call(cp.base, 'GET', '/api/v1/configs/control-plane')).body).toMatchObject({
+      version: 6,
+      content: 'server:\n  port: null\n',
+    });
   });
 
   it('refuses an invalid one with each error naming its key and source, storing nothing', async () => {
