@@ -231,6 +231,12 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
                   : `Approval request "${id}" was already decided: ${request.status}.`,
           );
         }
+        if (Date.parse(request.expiresAt) <= now.getTime()) {
+          // Past its expiry, and another replica is expiring it right now: too late all the same.
+          throw conflict(
+            `Approval request "${id}" expired at ${request.expiresAt}; the execution ends as timeout.`,
+          );
+        }
         const resumed = await waiting.resume(trx, request.executionId, id, input.decision, now);
         if (!resumed) {
           // Not reachable while the end-while-waiting hook cancels open requests; kept as a guard.
