@@ -2,6 +2,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
 import { createForwarder, type Forwarder } from '../src/modules/observability/index.ts';
 import { createEventLog } from '../src/platform/events/index.ts';
 import {
@@ -22,6 +23,8 @@ import { type ExecutionAgent, startExecutionAgent } from './helpers/execution-ag
  */
 
 const PATH = '/api/v1/settings/observability-webhook';
+/** A deadline for what the forwarder's own loop does (never a timing assertion). */
+const POLL = { timeout: 30_000, interval: 50 };
 const SECRET = 'collector-secret';
 
 interface Received {
@@ -152,6 +155,22 @@ async function memorySet(cp: TestControlPlane, count: number): Promise<string[]>
   return written;
 }
 
+/**
+ * Runs the forwarder until `done` holds. On PostgreSQL an event becomes readable only once every
+ * older transaction of the cluster has ended (the event log's visibility rule), and other
+ * databases' transactions count too: a pass may find an entry not yet readable. A deadline, never
+ * a timing assertion.
+ */
+async function forwardUntil(forwarder: Forwarder, done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    await forwarder.runOnce();
+    if (done()) return;
+    if (Date.now() > deadline) throw new Error(`the forwarder did not ${what} within 30 s`);
+    await new Promise((resume) => setTimeout(resume, 50));
+  }
+}
+
 describe('observability forwarding to a real collector', () => {
   it('forwards signed batches of execution, node and memory events written after it was enabled', async () => {
     const cp = await controlPlane();
@@ -176,7 +195,13 @@ describe('observability forwarding to a real collector', () => {
     expect(executed.status).toBe(200);
     const keysWritten = await memorySet(cp, 12);
 
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () =>
+        collector.events().filter((e) => e.stream === 'memory').length === 12 &&
+        collector.events().some((e) => e.event === 'execution.completed'),
+      'forward every event',
+    );
 
     expect(collector.received.length).toBeGreaterThanOrEqual(2);
     for (const request of collector.received) {
@@ -249,7 +274,11 @@ describe('observability forwarding to a real collector', () => {
       '/api/v1/nodes/register',
       registration(uniqueNodeId('snap'), 'http://127.0.0.1:9'),
     );
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.events().some((e) => e.event === 'system.snapshot'),
+      'send a snapshot',
+    );
     const snapshots = () => collector.events().filter((e) => e.event === 'system.snapshot');
     expect(snapshots()).toHaveLength(1);
     expect(snapshots()[0]).toMatchObject({
@@ -280,7 +309,7 @@ describe('observability forwarding to a real collector', () => {
     collector.mode = 503;
     await configure(cp, { url: collector.url, secret: SECRET });
     const keysWritten = await memorySet(cp, 3);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(cp.parts.observability, () => collector.received.length === 3, 'make three attempts');
 
     // Three attempts of the same batch, then parked.
     expect(collector.received).toHaveLength(3);
@@ -305,7 +334,11 @@ describe('observability forwarding to a real collector', () => {
     // The cursor moved on: later events are not held back behind the parked batch.
     collector.mode = 204;
     const later = await memorySet(cp, 1);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.received.at(-1)?.body.events.at(-1)?.payload.key === later[0],
+      'forward the later event',
+    );
     expect(collector.received.at(-1)?.body.events.map((e: any) => e.payload.key)).toEqual(later);
 
     // Still down for a redrive: the batch stays, with one more attempt.
@@ -347,7 +380,7 @@ describe('observability forwarding to a real collector', () => {
     collector.mode = 502;
     await configure(cp, { url: collector.url });
     await memorySet(cp, 2);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(cp.parts.observability, () => collector.received.length === 3, 'make three attempts');
     expect(collector.received).toHaveLength(3);
     expect(collector.received[0]?.headers['x-service-signature']).toBeUndefined();
     const cleared = await call(cp.base, 'DELETE', `${PATH}/dlq`);
@@ -367,7 +400,11 @@ describe('observability forwarding to a real collector', () => {
     await configure(cp, { url: collector.url });
     for (let i = 0; i < 3; i++) {
       await memorySet(cp, 1);
-      await cp.parts.observability.runOnce();
+      await forwardUntil(
+        cp.parts.observability,
+        () => collector.received.length === 3 * (i + 1),
+        'park the batch',
+      );
     }
     const first = await call(cp.base, 'GET', `${PATH}/dlq?limit=2`);
     expect(first.body.batches).toHaveLength(2);
@@ -384,7 +421,11 @@ describe('observability forwarding to a real collector', () => {
     const collector = await collectorFor();
     await configure(cp, { url: collector.url, secret: SECRET });
     await memorySet(cp, 1);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.events().length === 1,
+      'forward the first event',
+    );
     expect(collector.events()).toHaveLength(1);
 
     const disabled = await configure(cp, { url: collector.url, secret: SECRET, enabled: false });
@@ -397,7 +438,11 @@ describe('observability forwarding to a real collector', () => {
 
     await configure(cp, { url: collector.url, secret: SECRET, enabled: null });
     const [fresh] = await memorySet(cp, 1);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.events().some((e) => e.payload.key === fresh),
+      'forward the fresh event',
+    );
     expect(
       collector
         .events()
@@ -449,7 +494,11 @@ describe('a second forwarder', () => {
     const collector = await collectorFor();
     await configure(cp, { url: collector.url, secret: SECRET });
     const first = await memorySet(cp, 12);
-    await cp.parts.observability.runOnce();
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.events().length === 12,
+      'forward the first events',
+    );
     expect(collector.events().map((e) => e.payload.key)).toEqual(first);
 
     const errors: unknown[] = [];
@@ -477,7 +526,7 @@ describe('a second forwarder', () => {
     expect((await status(cp)).forwarder.replica_id).toBe(cp.parts.replica.id);
 
     cp.clock.advance(15_000);
-    await second.runOnce();
+    await forwardUntil(second, () => collector.events().length === 15, 'forward the later events');
     const keys = collector.events().map((e) => e.payload.key);
     expect(keys).toEqual([...first, ...more]);
     expect(collector.received.at(-1)?.body.source.replica).toBe('rep_second');
@@ -487,7 +536,7 @@ describe('a second forwarder', () => {
     await memorySet(cp, 1);
     await cp.parts.observability.runOnce();
     expect(collector.events()).toHaveLength(15);
-    await second.runOnce();
+    await forwardUntil(second, () => collector.events().length === 16, 'forward the last event');
     expect(collector.events()).toHaveLength(16);
     expect(errors).toEqual([]);
   });
@@ -498,12 +547,84 @@ describe('a second forwarder', () => {
     cp.parts.observability.start();
     await configure(cp, { url: collector.url, secret: SECRET });
     // Give the enable a moment to reach the forwarder through the bus before writing.
-    await expect.poll(async () => (await status(cp)).forwarder?.replica_id).toBe(cp.parts.replica.id);
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id, POLL).toBe(cp.parts.replica.id);
     await memorySet(cp, 1);
     await collector.waitFor(1);
     expect(collector.received[0]?.signatureValid).toBe(true);
     await configure(cp, { url: collector.url, secret: SECRET, enabled: false });
-    await expect.poll(async () => (await status(cp)).forwarder).toBeNull();
+    await expect.poll(async () => (await status(cp)).forwarder, POLL).toBeNull();
+  });
+});
+
+describe('node events in the event log (nodes/transitions.ts)', () => {
+  it('appends each node event to the nodes stream and still publishes it on the bus', async () => {
+    const cp = await controlPlane();
+    const onBus: Array<Record<string, unknown>> = [];
+    const unsubscribe = cp.events.subscribe(NODES_TOPIC, (event) => void onBus.push(event));
+    cleanups.push(unsubscribe);
+    const nodeId = uniqueNodeId('logged');
+    const registered = await call(
+      cp.base,
+      'POST',
+      '/api/v1/nodes/register',
+      registration(nodeId, 'http://127.0.0.1:9'),
+    );
+    expect(registered.status).toBe(201);
+    const page = await cp.parts.eventLog.page('nodes', { limit: 100 });
+    const logged = page.entries.filter((entry) => entry.payload.node_id === nodeId);
+    expect(logged.map((entry) => entry.event)).toContain('node.registered');
+    const fromBus = onBus.filter((event) => event.node_id === nodeId).map((event) => event.type);
+    expect(fromBus).toEqual(logged.map((entry) => entry.event));
+    for (const entry of logged) expect(entry.payload).toMatchObject({ type: entry.event, node_id: nodeId });
+  });
+});
+
+describe('a forwarder that crashed with a batch in flight', () => {
+  it('has that batch sent again by the next holder of the lease, and nothing after it lost', async () => {
+    const cp = await controlPlane({ httpTimeoutMs: 60_000 });
+    const collector = await collectorFor();
+    collector.mode = 'hang';
+    await configure(cp, { url: collector.url, secret: SECRET });
+    cp.parts.observability.start();
+    const inFlight = await memorySet(cp, 3);
+    await collector.waitFor(1);
+    expect(collector.received[0]?.body.events.map((e: any) => e.payload.key)).toEqual(inFlight);
+
+    // The first replica is gone (its post never returns); a second one waits out its lease.
+    const log = pino({ level: 'silent' });
+    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
+    const second = createForwarder({
+      db: cp.handle.db,
+      events: cp.events,
+      eventLog,
+      clock: cp.clock,
+      log,
+      settings: cp.config.observability,
+      allowPrivateNetworks: true,
+      replicaId: 'rep_next',
+    });
+    cleanups.push(async () => {
+      await second.stop();
+      await eventLog.stop();
+    });
+    collector.mode = 204;
+    const after = await memorySet(cp, 2);
+    cp.clock.advance(15_000);
+    await forwardUntil(
+      second,
+      () =>
+        collector.received.filter((r) => r.body.source.replica === 'rep_next').flatMap((r) => r.body.events)
+          .length === 5,
+      'resend the batch and the events after it',
+    );
+    const resent = collector.received.slice(1).filter((r) => r.body.source.replica === 'rep_next');
+    const keys = resent.flatMap((r) => r.body.events.map((e: any) => e.payload.key));
+    expect(keys).toEqual([...inFlight, ...after]);
+    // Same events (same ids), in a batch of the new holder.
+    const firstIds = collector.received[0]?.body.events.map((e: any) => e.id);
+    expect(resent[0]?.body.events.slice(0, 3).map((e: any) => e.id)).toEqual(firstIds);
+    expect(resent[0]?.body.batch_id).not.toBe(collector.received[0]?.body.batch_id);
+    expect((await status(cp)).forwarder.replica_id).toBe('rep_next');
   });
 });
 
@@ -514,7 +635,7 @@ describe('a collector that hangs', () => {
     collector.mode = 'hang';
     await configure(cp, { url: collector.url, secret: SECRET });
     cp.parts.observability.start();
-    await expect.poll(async () => (await status(cp)).forwarder?.replica_id).toBe(cp.parts.replica.id);
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id, POLL).toBe(cp.parts.replica.id);
     const agent = await startExecutionAgent({
       controlPlaneUrl: cp.base,
       nodeId: uniqueNodeId('obs-hang'),
