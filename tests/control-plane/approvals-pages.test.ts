@@ -136,7 +136,7 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
         });
         return (await response.json()) as any;
       };
-      const sign = (body: string) => {
+      const sign = (body: string): Record<string, string> => {
         if (!('SERVICE_APPROVAL_WEBHOOK_SECRET' in env)) return {};
         const ts = String(Math.floor(Date.now() / 1000));
         const hmac = execFileSync(
