@@ -785,6 +785,12 @@ describe('bad input', () => {
     expect((await call(cp.base, 'POST', PATH, good)).status).toBe(200);
   });
 
+  it('refuses a body with a __proto__ member and changes nothing', async () => {
+    const problem = await refused(`{"url":"${good.url}","__proto__":{"enabled":false}}`);
+    expect(problem.code).toBe('invalid_request');
+    expect(({} as Record<string, unknown>).enabled).toBeUndefined();
+  });
+
   it('keeps a header named __proto__ as a header, not a prototype', async () => {
     const answer = await call(cp.base, 'POST', PATH, `{"url":"${good.url}","headers":{"__proto__":"x"}}`);
     // "__proto__" is a valid token: it is stored as a header name like any other.
