@@ -109,6 +109,7 @@ describe('POST /api/v1/configs/reload with SERVICE_CONFIG_SOURCE=db', () => {
       changed: ['api.auth.api_key', 'api.auth.skip_paths', 'logging.level', 'discovery.cache_ttl'],
       applied: ['api.auth.api_key', 'api.auth.skip_paths', 'logging.level'],
       restart_required: ['discovery.cache_ttl'],
+      replicas_notified: true,
     });
     // No value is reported: the key is a secret.
     expect(JSON.stringify(reload.body)).not.toContain('from-db');

@@ -1,5 +1,9 @@
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import { pino } from 'pino';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { defaultConfig } from '../src/config.ts';
+import { createInProcessEventBus } from '../src/platform/events/index.ts';
 import { call, startTestControlPlane, type TestControlPlane } from './helpers/control-plane.ts';
 
 const MiB = 1024 * 1024;
@@ -394,6 +398,53 @@ describe('POST /api/v1/configs/reload', () => {
     expect(answer.status).toBe(503);
     expect(answer.body.code).toBe('service_unavailable');
     expect(answer.body.detail).toMatch(/SERVICE_CONFIG_SOURCE=db/);
+  });
+});
+
+describe('POST /api/v1/configs/reload when the event bus refuses the broadcast', () => {
+  it('still applies the reload here and says the other replicas were not told', async () => {
+    const config = defaultConfig();
+    config.configSource = 'db';
+    const bus = createInProcessEventBus();
+    const errors: Array<Record<string, unknown>> = [];
+    const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line)) });
+    const app = createApp({
+      db: cp.handle.db,
+      config,
+      log,
+      events: {
+        ...bus,
+        publish: async () => {
+          throw new Error('the bus is down');
+        },
+      },
+      reloadConfig: async () => {
+        const next = defaultConfig();
+        next.configSource = 'db';
+        next.api.auth.apiKey = 'reloaded';
+        return next;
+      },
+    });
+    const server = createServer(app.callback());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const reload = await call(base, 'POST', '/api/v1/configs/reload');
+      expect(reload.status).toBe(200);
+      expect(reload.body).toMatchObject({ applied: ['api.auth.api_key'], replicas_notified: false });
+      expect((await call(base, 'GET', '/api/v1/configs')).status).toBe(401);
+      expect(
+        (await call(base, 'GET', '/api/v1/configs', undefined, { 'x-api-key': 'reloaded' })).status,
+      ).toBe(200);
+      // The reload applied logging.level (info) too, so request lines follow; errors are level 50.
+      expect(errors.filter((e) => e.level === 50).map((e) => e.msg)).toEqual([
+        'config reload applied here but not broadcast to the other replicas',
+      ]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+      await bus.close();
+    }
   });
 });
 

@@ -77,11 +77,9 @@ const ConfigProblemSchema = ProblemSchema.extend({
   errors: z
     .array(
       z.object({
-        field: z
-          .string()
-          .meta({
-            description: 'The failing part: a setting key, `(document)`, a path parameter, `(body)`.',
-          }),
+        field: z.string().meta({
+          description: 'The failing part: a setting key, `(document)`, a path parameter, `(body)`.',
+        }),
         message: z.string(),
         key: z
           .string()
@@ -176,6 +174,7 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
               changed: ['api.auth.api_key', 'discovery.cache_ttl'],
               applied: ['api.auth.api_key'],
               restart_required: ['discovery.cache_ttl'],
+              replicas_notified: true,
             }),
           },
           ...problems(`${prefix}/reload`, [

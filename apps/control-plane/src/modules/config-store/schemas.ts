@@ -107,5 +107,9 @@ export const ReloadSchema = z
     restart_required: z
       .array(z.string())
       .meta({ description: 'Changed settings that keep their running value until a restart.' }),
+    replicas_notified: z.boolean().meta({
+      description:
+        'True when the reload was broadcast to the other replicas (they load and apply their own sources); false when the event bus refused it, and they keep their configuration until reloaded.',
+    }),
   })
   .meta({ id: 'ConfigReload' });

@@ -43,6 +43,8 @@ export interface ConfigStoreServiceDeps {
 
 export interface ReloadOutcome extends ReloadReport {
   reloadedAt: Date;
+  /** False when the event bus refused the broadcast: other replicas were not told to reload. */
+  replicasNotified: boolean;
 }
 
 export interface ConfigStoreService {
@@ -159,8 +161,21 @@ export function createConfigStoreService(deps: ConfigStoreServiceDeps): ConfigSt
         }
         throw error;
       }
-      await deps.events?.publish(CONFIG_RELOAD_TOPIC, { origin: replicaId });
-      return { ...report, reloadedAt: now() };
+      // Applied here already: a bus that refuses the broadcast must not turn that into a failure,
+      // but the caller learns that the other replicas were not told.
+      let replicasNotified = false;
+      if (deps.events) {
+        try {
+          await deps.events.publish(CONFIG_RELOAD_TOPIC, { origin: replicaId });
+          replicasNotified = true;
+        } catch (error) {
+          deps.log?.error(
+            { err: error },
+            'config reload applied here but not broadcast to the other replicas',
+          );
+        }
+      }
+      return { ...report, reloadedAt: now(), replicasNotified };
     },
 
     close: unsubscribe,

@@ -39,5 +39,6 @@ export function reloadView(outcome: ReloadOutcome) {
     changed: outcome.changed,
     applied: outcome.applied,
     restart_required: outcome.restartRequired,
+    replicas_notified: outcome.replicasNotified,
   };
 }
