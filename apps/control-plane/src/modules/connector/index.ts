@@ -1,6 +1,7 @@
 /** The connector API: token-authenticated management of reasoners, versions and weights (/connector/*). */
 import type Router from '@koa/router';
 import type { Knex } from 'knex';
+import type { Logger } from '../../platform/logger.ts';
 import { type ConfigStoreService, configStoreRouter } from '../config-store/index.ts';
 import type { NodeRuntime } from '../nodes/index.ts';
 import { type ConnectorAccess, connectorGuard } from './auth.ts';
@@ -24,6 +25,8 @@ export interface ConnectorDeps {
   version: string;
   /** Stored configuration, served under `<prefix>/configs` with the capability config_management. */
   configStore: ConfigStoreService;
+  /** Records weight changes and restart requests. */
+  log?: Logger;
 }
 
 /** The method and path (relative to `prefix`) of every route of a router, for the manifest. */
@@ -44,7 +47,12 @@ function endpointsOf(router: Router, prefix: string): ConnectorEndpoint[] {
  * connector's router and the stored-configuration router behind the connector's guard.
  */
 export function connectorRouters(deps: ConnectorDeps): Router[] {
-  const service = createConnectorService({ db: deps.db, nodes: deps.nodes, agentApiKey: deps.agentApiKey });
+  const service = createConnectorService({
+    db: deps.db,
+    nodes: deps.nodes,
+    agentApiKey: deps.agentApiKey,
+    log: deps.log,
+  });
   return CONNECTOR_PREFIXES.flatMap((prefix) => {
     const configs = configStoreRouter({
       service: deps.configStore,

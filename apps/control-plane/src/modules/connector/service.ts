@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import type { Logger } from '../../platform/logger.ts';
 import {
   listNodeInstances,
   type NodeInstanceRecord,
@@ -23,6 +24,8 @@ export interface ConnectorServiceDeps {
   nodes: NodeRuntime;
   /** The control plane's API key as it is now, sent to agents as X-API-Key with a restart request. */
   agentApiKey: () => string | undefined;
+  /** Where weight changes and restart requests are recorded (who shifted traffic, and when). */
+  log?: Logger;
 }
 
 function byNode(instances: NodeInstanceRecord[]): NodeInstanceRecord[][] {
@@ -136,6 +139,12 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
       const { instance } = await oneVersion(scope, version);
       const updated = await setTrafficWeight(nodes, instance, weight);
       if (!updated) throw versionNotFound(scope.fn?.id ?? scope.nodeId, version, []);
+      if (updated.trafficWeight !== instance.trafficWeight || updated.revision !== instance.revision) {
+        deps.log?.info(
+          { node_id: instance.nodeId, version, weight, previous_weight: instance.trafficWeight },
+          'connector: traffic weight set',
+        );
+      }
       return this.version(scope, version);
     },
 
@@ -147,6 +156,15 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
         apiKey: deps.agentApiKey(),
         reason: 'connector restart request',
       });
+      deps.log?.info(
+        {
+          node_id: instance.nodeId,
+          version,
+          outcome: outcome.kind,
+          agent_status: 'status' in outcome ? outcome.status : null,
+        },
+        'connector: restart requested',
+      );
       switch (outcome.kind) {
         case 'accepted':
           return {
