@@ -43,13 +43,21 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
   // Compiled input validators by function spec object: the objects live as long as the cached
   // instance list, so a validator is looked up without serialising its schema on every call.
   const validators = new WeakMap<object, CompiledSchema>();
-  deps.events.subscribe(NODES_TOPIC, () => cache.clear());
+  // Counts node events: a read that was in flight when one arrived may hold the instances as
+  // they were before it (an old traffic weight), so it is used once but not kept.
+  let generation = 0;
+  deps.events.subscribe(NODES_TOPIC, () => {
+    generation += 1;
+    cache.clear();
+  });
 
   async function instancesOf(nodeId: string): Promise<NodeInstanceRecord[]> {
     const now = deps.clock.now();
     const cached = cache.get(nodeId);
     if (cached && now - cached.at < CACHE_MS) return cached.instances;
+    const readAt = generation;
     const instances = await listNodeInstances(deps.db, { nodeId });
+    if (readAt !== generation) return instances;
     if (cache.size > 10_000) cache.clear();
     cache.set(nodeId, { at: now, instances });
     return instances;
