@@ -658,6 +658,34 @@ describe('a collector that hangs', () => {
   });
 });
 
+describe('the read-ahead bound', () => {
+  it('holds at most queue_size events; the rest wait in the event log until there is room', async () => {
+    const cp = await startTestControlPlane({
+      config: (config) => {
+        config.observability.queueSize = 5;
+        config.observability.batchTimeoutMs = 10;
+        config.observability.httpTimeoutMs = 60_000;
+        config.observability.snapshotIntervalMs = 0;
+      },
+    });
+    cleanups.push(() => cp.close());
+    const collector = await collectorFor();
+    collector.mode = 'hang';
+    await configure(cp, { url: collector.url, secret: SECRET });
+    cp.parts.observability.start();
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id, POLL).toBe(cp.parts.replica.id);
+    const written = await memorySet(cp, 12);
+    await collector.waitFor(1);
+    await expect.poll(() => cp.parts.observability.queueDepth(), POLL).toBe(5);
+    // Posts in flight count as read ahead: whatever was posted is among the first five events,
+    // and the other seven were never read while the posts hang.
+    const posted = collector.events().map((e) => e.payload.key);
+    expect(posted.length).toBeGreaterThan(0);
+    expect(posted.length).toBeLessThanOrEqual(5);
+    for (const key of posted) expect(written.slice(0, 5)).toContain(key);
+  });
+});
+
 describe('collector URL rules', () => {
   let strict: TestControlPlane;
   beforeAll(async () => {
