@@ -1,7 +1,14 @@
 import type Router from '@koa/router';
 import type { Database } from '@switchyard/shared/db';
 import Koa from 'koa';
-import { type Config, defaultConfig } from './config.ts';
+import { type Config, defaultConfig, SETTINGS_TREE, STORED_CONFIG_NAME } from './config.ts';
+import { approvalsOpenApi, approvalsRouter } from './modules/approvals/index.ts';
+import {
+  configStoreOpenApi,
+  configStoreRouter,
+  createConfigStoreService,
+} from './modules/config-store/index.ts';
+import { CONNECTOR_SECURITY_SCHEMES, connectorOpenApi, connectorRouters } from './modules/connector/index.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
@@ -35,8 +42,11 @@ import {
   nodesOpenApi,
   nodesRouter,
 } from './modules/nodes/index.ts';
+import { observabilityOpenApi, observabilityRouter } from './modules/observability/index.ts';
 import { webhooksOpenApi, webhooksRouter } from './modules/webhooks/index.ts';
 import type { Clock } from './platform/clock.ts';
+import { createConfigReloader } from './platform/config/live-config.ts';
+import { checkStoredSettings } from './platform/config/load-config.ts';
 import { createInProcessEventBus, type EventBus } from './platform/events/index.ts';
 import { apiKeyAuth } from './platform/http/auth.ts';
 import { mountRouters } from './platform/http/fallback.ts';
@@ -79,6 +89,12 @@ export interface AppDeps {
   streams?: OpenStreams;
   /** How long the health report waits for the database; 2 s by default. */
   storageProbeTimeoutMs?: number;
+  /**
+   * Loads the configuration again from the sources the server started with (server.ts passes
+   * one). With config_source `db` it is what POST /api/v1/configs/reload applies; without it, or
+   * with config_source `file`, reload answers 503.
+   */
+  reloadConfig?: () => Promise<Config>;
 }
 
 /**
@@ -104,6 +120,27 @@ export function createApp(deps: AppDeps): Koa {
       nodeRuntime: deps.nodeRuntime,
     });
   const nodeRuntime = runtime.nodes;
+
+  // The configuration in force (runtime.ts): a reload changes its `live` settings (API key, skip
+  // paths, log level), which are read from there on every use.
+  const live = runtime.live;
+  live.onApply((next) => {
+    log.level = next.logging.level;
+  });
+  const configStore = createConfigStoreService({
+    db: deps.db,
+    clock,
+    events,
+    log,
+    // The control plane's own config must be a settings document it would load; other names are
+    // free text.
+    check: (name, text) =>
+      name === STORED_CONFIG_NAME ? checkStoredSettings(SETTINGS_TREE, text, 'request body') : [],
+    reload:
+      config.configSource === 'db' && deps.reloadConfig
+        ? createConfigReloader({ live, load: deps.reloadConfig })
+        : undefined,
+  });
 
   const discovery = createDiscoveryService({
     listInstances: () => listNodeInstances(deps.db),
@@ -157,6 +194,28 @@ export function createApp(deps: AppDeps): Koa {
       wake: () => runtime.webhooks.wake(),
       executionExists: async (id) => (await runtime.executions.queries.batch([id]))[id] !== undefined,
     }),
+    observabilityRouter({
+      db: deps.db,
+      clock,
+      forwarder: runtime.observability,
+      webhookSettings: config.executionQueue,
+    }),
+    // The connector API, under /connector and /api/v1/connector; its own token, not the API key.
+    ...connectorRouters({
+      db: deps.db,
+      nodes: nodeRuntime,
+      access: () => config.connector,
+      agentApiKey: runtime.agentApiKey,
+      version: VERSION,
+      configStore,
+      log,
+    }),
+    configStoreRouter({ service: configStore, prefix: '/api/v1/configs' }),
+    approvalsRouter({
+      service: runtime.approvals.service,
+      clock,
+      settings: () => live.current().approvals,
+    }),
     // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
     // lists to each other.
     openApiRouter({
@@ -174,7 +233,12 @@ export function createApp(deps: AppDeps): Koa {
             memoryOpenApi,
             memoryEventsOpenApi,
             vectorMemoryOpenApi,
+            configStoreOpenApi({ prefix: '/api/v1/configs', security: 'apiKey' }),
+            observabilityOpenApi,
+            connectorOpenApi,
+            approvalsOpenApi,
           ],
+          securitySchemes: CONNECTOR_SECURITY_SCHEMES,
         }),
     }),
   ];
@@ -184,7 +248,14 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestLog(log));
   app.use(problemMiddleware());
   app.use(requireOneHostHeader());
-  app.use(apiKeyAuth(config.api.auth));
+  app.use(
+    apiKeyAuth(() => {
+      const current = live.current();
+      // A signed approval decision authenticates with its signature (approvals/signing.ts).
+      const signed = current.approvals.webhookSecret ? ['/api/v1/webhooks/approval'] : [];
+      return { ...current.api.auth, skipPaths: [...current.api.auth.skipPaths, ...signed] };
+    }),
+  );
   for (const middleware of mountRouters(routers)) app.use(middleware);
   return app;
 }

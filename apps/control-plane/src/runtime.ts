@@ -1,9 +1,12 @@
 import type { Database } from '@switchyard/shared/db';
-import type { Config } from './config.ts';
+import { type Config, SETTINGS_TREE } from './config.ts';
+import { createApprovalRuntime } from './modules/approvals/index.ts';
 import { countQueued, createExecutionMetrics, createExecutionRuntime } from './modules/executions/index.ts';
 import { createNodeRuntime, type NodeRuntime } from './modules/nodes/index.ts';
+import { createForwarder } from './modules/observability/index.ts';
 import { createWebhookDispatcher } from './modules/webhooks/index.ts';
 import type { Clock } from './platform/clock.ts';
+import { createLiveConfig } from './platform/config/live-config.ts';
 import type { EventBus } from './platform/events/event-bus.ts';
 import { createEventLog } from './platform/events/event-log.ts';
 import type { Logger } from './platform/logger.ts';
@@ -28,6 +31,10 @@ export interface RuntimeDeps {
  */
 export function createRuntime(deps: RuntimeDeps) {
   const { db, config, events, clock, log } = deps;
+  // The configuration in force: a reload (POST /api/v1/configs/reload) changes its `live`
+  // settings, which everything below reads per use instead of keeping the start value.
+  const live = createLiveConfig(SETTINGS_TREE, config);
+  const agentApiKey = () => live.current().api.auth.apiKey || undefined;
   const replica = createReplicaLease({ db, clock, log });
   const eventLog = createEventLog({ db, events, log });
   const webhooks = createWebhookDispatcher({
@@ -50,7 +57,7 @@ export function createRuntime(deps: RuntimeDeps) {
     webhookSettings: config.executionQueue,
     wakeWebhooks: () => webhooks.wake(),
     replicaId: replica.id,
-    apiKey: config.api.auth.apiKey || undefined,
+    apiKey: agentApiKey,
   });
   const nodes =
     deps.nodeRuntime ??
@@ -62,13 +69,38 @@ export function createRuntime(deps: RuntimeDeps) {
       health: config.nodeHealth,
       countActiveExecutions: executions.countActive,
       log,
+      eventLog,
     });
+  const approvals = createApprovalRuntime({
+    db,
+    events,
+    clock,
+    log,
+    settings: config.approvals,
+    replicaId: replica.id,
+    apiKey: agentApiKey,
+    executions,
+  });
+  const observability = createForwarder({
+    db,
+    events,
+    eventLog,
+    clock,
+    log,
+    settings: config.observability,
+    allowPrivateNetworks: config.executionQueue.webhookAllowPrivateNetworks,
+    replicaId: replica.id,
+  });
   return {
+    live,
+    agentApiKey,
     replica,
     eventLog,
     webhooks,
     executions,
     nodes,
+    observability,
+    approvals,
     /**
      * Takes the replica lease and starts every loop. On the embedded database this process is
      * the only one there can be, so leases left by an earlier (crashed) process end at once and
@@ -81,11 +113,13 @@ export function createRuntime(deps: RuntimeDeps) {
       webhooks.start();
       executions.start();
       nodes.start();
+      observability.start();
+      approvals.start();
     },
     /** Stops every loop (calls in flight get `graceMs` to return), then gives the lease up. */
     async stop(graceMs?: number): Promise<void> {
       await executions.stop(graceMs);
-      await Promise.all([webhooks.stop(), nodes.stop()]);
+      await Promise.all([webhooks.stop(), nodes.stop(), observability.stop(), approvals.stop()]);
       await eventLog.stop();
       await replica.stop().catch((error) => log.warn({ err: error }, 'could not release the replica lease'));
     },

@@ -83,7 +83,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const runtime = createRuntime({ db, config, events, clock: Date, log, metrics });
   const nodeRuntime = runtime.nodes;
   const streams = createOpenStreams();
-  const app = createApp({ db, config, events, runtime, metrics, streams, log });
+  // A reload reads the same environment and file again, with the database (config_source db); a
+  // server given a ready-made config has no sources to read again.
+  const reloadConfig = options.config
+    ? undefined
+    : () => loadConfig({ env, filePath: options.filePath, db, log: (line) => log.info(line) });
+  const app = createApp({ db, config, events, runtime, metrics, streams, log, reloadConfig });
   const headersTimeoutMs = options.headersTimeoutMs ?? 60_000;
   const server = createServer(
     {

@@ -190,9 +190,33 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
     await expectUnauthorized(await fetch(`${base}/api/ui/v1/nodes`), /needs the API key/);
   });
 
-  it('leaves /connector/* to connector-token auth instead of the API key', async () => {
-    const response = await fetch(`${base}/connector/reasoners`);
-    expect(response.status).not.toBe(401);
+  it('leaves /connector/* to connector-token auth: the API key neither protects nor unlocks it', async () => {
+    const token = 'auth-test-connector-token';
+    const withConnector = await serve((config) => {
+      config.api.auth = { apiKey: KEY, skipPaths: [] };
+      config.connector.token = token;
+    });
+    for (const prefix of ['/connector', '/api/v1/connector', '/CONNECTOR']) {
+      const path = `${withConnector}${prefix}/reasoners`;
+      // Not protected: the connector token alone opens it, without the API key.
+      expect((await fetch(path, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
+      // Not unlocked: the API key, in any carrier, is refused by the connector's own check.
+      for (const headers of [{}, { 'X-API-Key': KEY }, { Authorization: `Bearer ${KEY}` }] as Array<
+        Record<string, string>
+      >) {
+        const refused = await fetch(path, { headers });
+        expect(refused.status).toBe(401);
+        expect(((await refused.json()) as { detail: string }).detail).toMatch(/connector token/);
+      }
+      expect((await fetch(`${path}?api_key=${KEY}`)).status).toBe(401);
+    }
+    // With no connector token configured the API key still opens nothing there: 503, disabled.
+    expect((await fetch(`${base}/connector/reasoners`, { headers: { 'X-API-Key': KEY } })).status).toBe(503);
+    // And the connector token opens nothing outside the connector.
+    await expectUnauthorized(
+      await fetch(`${base}${PROTECTED}`, { headers: { Authorization: `Bearer ${token}` } }),
+      /not the API key/,
+    );
   });
 
   it('opens api.auth.skip_paths: exact paths and prefix/* patterns', async () => {

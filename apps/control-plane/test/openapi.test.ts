@@ -5,8 +5,10 @@ import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp } from '../src/app.ts';
-import { type Config, defaultConfig } from '../src/config.ts';
+import { type Config, ConfigError, defaultConfig, loadConfig, STORED_CONFIG_NAME } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
+import { putStoredConfig } from '../src/modules/config-store/index.ts';
+import { CONNECTOR_CAPABILITIES, CONNECTOR_PREFIXES } from '../src/modules/connector/index.ts';
 import { MAX_RESULT_BYTES } from '../src/modules/executions/agent-client.ts';
 import { EXECUTE_BODY_LIMIT } from '../src/modules/executions/routes.ts';
 import { attachUpgrades } from '../src/platform/http/upgrade.ts';
@@ -28,6 +30,7 @@ import { createOpenApiValidator, METHODS, type OpenApiValidator } from './helper
  */
 const KEY = 'openapi-test-key';
 const AUTH = { 'X-API-Key': KEY };
+const CONNECTOR_TOKEN = 'openapi-connector-token';
 
 let handle: TestDatabase;
 const servers: Server[] = [];
@@ -56,6 +59,9 @@ beforeAll(async () => {
   // Webhooks of the execution cases go to 127.0.0.1 over plain http.
   config.executionQueue.webhookAllowHttp = true;
   config.executionQueue.webhookAllowPrivateNetworks = true;
+  // The connector API is on, with every capability (its case also runs an app without them).
+  config.connector.token = CONNECTOR_TOKEN;
+  config.connector.capabilities = [...CONNECTOR_CAPABILITIES];
   base = await listen(createApp({ db: handle.db, config, log: silentLogger() }));
   const response = await fetch(`${base}/api/v1/openapi.json`);
   published = (await response.json()) as Record<string, any>;
@@ -794,6 +800,329 @@ describe('real answers match the document', () => {
     expect(answer.statusCode).toBe(401);
     // A plain GET is not a handshake: 400, telling the client to open a WebSocket.
     expect((await exercise('GET', ws)).status).toBe(400);
+  });
+
+  it('observability webhook: settings, status, DLQ and redrive; 200, 204, 400, 404, 409, 413 and 401', async () => {
+    const path = '/api/v1/settings/observability-webhook';
+    // Nothing configured yet: 404 for the settings and their removal, 409 for a redrive.
+    expect((await exercise('GET', path)).status).toBe(404);
+    expect((await exercise('DELETE', path)).status).toBe(404);
+    expect((await exercise('POST', `${path}/redrive`)).status).toBe(409);
+    expect((await exercise('POST', path, { url: 'ftp://collector.example.com' })).status).toBe(400);
+    expect((await exercise('POST', path, bodyOfSize(64 * 1024 + 1))).status).toBe(413);
+    const set = await exercise('POST', path, {
+      url: `${base}/collector`,
+      secret: 's',
+      headers: { 'X-Tenant': 'a' },
+    });
+    expect(set.status).toBe(200);
+    expect((await exercise('GET', path)).status).toBe(200);
+    expect((await exercise('GET', `${path}/status`)).status).toBe(200);
+    expect((await exercise('GET', `${path}/dlq?limit=5`)).status).toBe(200);
+    expect((await exercise('GET', `${path}/dlq?limit=0`)).status).toBe(400);
+    expect((await exercise('DELETE', `${path}/dlq`)).status).toBe(200);
+    expect((await exercise('POST', `${path}/redrive`)).status).toBe(200);
+    expect((await exercise('POST', `${path}/redrive`, { batch_ids: 'obsb_x' })).status).toBe(400);
+    expect((await exercise('POST', `${path}/redrive`, { batch_ids: ['obsb_unknown'] })).status).toBe(404);
+    expect((await exercise('POST', `${path}/redrive`, bodyOfSize(64 * 1024 + 1))).status).toBe(413);
+    expect((await exercise('DELETE', path)).status).toBe(204);
+    for (const [method, where] of [
+      ['GET', path],
+      ['POST', path],
+      ['DELETE', path],
+      ['GET', `${path}/status`],
+      ['GET', `${path}/dlq`],
+      ['DELETE', `${path}/dlq`],
+      ['POST', `${path}/redrive`],
+    ] as const) {
+      expect((await exercise(method, where, undefined, { key: false })).status).toBe(401);
+    }
+  });
+
+  it('approvals: request (both paths), status, decision, list and awaiter-status; 400, 404, 409, 413 and 401', async () => {
+    const target = await executionAgent('answer');
+    const nodeId = target.split('.')[0]!;
+    const id = await queuedExecution(target);
+    // No dispatcher runs in this app: the execution is moved to running as a dispatch would.
+    await handle.db('executions').where({ execution_id: id }).update({ status: 'running' });
+    const apr = `oas-${id}`;
+    const request = {
+      approval_request_id: apr,
+      approval_request_url: 'https://review.example.com/r',
+      expires_in_hours: 1,
+      callback_url: 'http://127.0.0.1:9/webhooks/approval',
+    };
+    const paths = [
+      `/api/v1/executions/${id}/request-approval`,
+      `/api/v1/agents/${nodeId}/executions/${id}/request-approval`,
+    ];
+    for (const path of paths) {
+      expect((await exercise('POST', path, request)).status).toBe(200);
+      expect((await exercise('POST', path, { ...request, approval_request_url: 'ftp://x' })).status).toBe(
+        400,
+      );
+      expect((await exercise('POST', path, bodyOfSize(64 * 1024 + 1))).status).toBe(413);
+      expect((await exercise('POST', path, { ...request, approval_request_id: `${apr}-2` })).status).toBe(
+        409,
+      );
+      expect((await exercise('POST', path.replace(id, 'exec_oas_missing'), request)).status).toBe(404);
+      expect((await exercise('POST', path, request, { key: false })).status).toBe(401);
+    }
+    const status = `/api/v1/executions/${id}/approval-status`;
+    expect((await exercise('GET', `${status}?approval_request_id=${apr}`)).body.status).toBe('pending');
+    expect((await exercise('GET', `${status}?approval_request_id=`)).status).toBe(400);
+    expect((await exercise('GET', `${status}?approval_request_id=nope`)).status).toBe(404);
+    expect((await exercise('GET', status, undefined, { key: false })).status).toBe(401);
+    const list = await exercise('GET', '/api/v1/approvals?status=pending&limit=1');
+    expect(list.body.approvals).toHaveLength(1);
+    expect((await exercise('GET', '/api/v1/approvals?limit=0')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/approvals', undefined, { key: false })).status).toBe(401);
+
+    const webhook = '/api/v1/webhooks/approval';
+    const decision = { approval_request_id: apr, decision: 'approved', feedback: 'Ship it.' };
+    expect((await exercise('POST', webhook, decision)).body.execution_status).toBe('running');
+    expect((await exercise('POST', webhook, { ...decision, decision: 'rejected' })).status).toBe(409);
+    expect((await exercise('POST', webhook, { ...decision, decision: 'maybe' })).status).toBe(400);
+    expect((await exercise('POST', webhook, bodyOfSize(64 * 1024 + 1))).status).toBe(413);
+    expect((await exercise('POST', webhook, { ...decision, approval_request_id: 'oas-nobody' })).status).toBe(
+      404,
+    );
+    expect((await exercise('POST', webhook, decision, { key: false })).status).toBe(401);
+
+    const awaiter = `/api/v1/agents/${nodeId}/executions/${id}/awaiter-status`;
+    expect(
+      (await exercise('POST', awaiter, { status: 'waiting', reason: 'child paused' })).body.recorded,
+    ).toBe(true);
+    expect((await exercise('POST', awaiter, { status: 'paused' })).status).toBe(400);
+    expect((await exercise('POST', awaiter, bodyOfSize(64 * 1024 + 1))).status).toBe(413);
+    expect(
+      (await exercise('POST', awaiter.replace(id, 'exec_oas_missing'), { status: 'waiting' })).status,
+    ).toBe(404);
+    expect((await exercise('POST', awaiter, { status: 'waiting' }, { key: false })).status).toBe(401);
+  });
+
+  it('connector: every operation under both prefixes; 200, 202, 401, 403, 404, 409, 413, 502, 503 and 504', async () => {
+    const token = { Authorization: `Bearer ${CONNECTOR_TOKEN}` };
+    const as = (headers: Record<string, string>) => ({ key: false, headers });
+    // Other deployments on the same database: the connector disabled, and granting nothing.
+    const disabledConfig = defaultConfig();
+    disabledConfig.api.auth = config.api.auth;
+    const disabled = await listen(createApp({ db: handle.db, config: disabledConfig, log: silentLogger() }));
+    const bareConfig = defaultConfig();
+    bareConfig.connector.token = CONNECTOR_TOKEN;
+    bareConfig.connector.capabilities = [];
+    const bare = await listen(createApp({ db: handle.db, config: bareConfig, log: silentLogger() }));
+    // Agents: one that restarts, one that does not implement it (404), one that never answers.
+    const restartAgent = async (answer: boolean) => {
+      const server = createServer((req, res) => {
+        req.resume();
+        if (req.url === '/_internal/restart' && answer) res.writeHead(202).end();
+        else if (req.url !== '/_internal/restart') res.writeHead(404).end();
+      });
+      await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+      servers.push(server);
+      const id = uniqueNodeId(answer ? 'oas-restarts' : 'oas-hangs');
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+      expect((await exercise('POST', '/api/v1/nodes/register', registration(id, url))).status).toBe(201);
+      await exercise('POST', `/api/v1/nodes/${id}/heartbeat`, { status: 'ready' });
+      return id;
+    };
+    const restarts = await restartAgent(true);
+    const hangs = await restartAgent(false);
+    const unsupported = (await executionAgent('answer')).split('.')[0]!;
+    const unreachable = await registerUnstartedAgent({
+      controlPlaneUrl: base,
+      nodeId: uniqueNodeId('oas-gone'),
+      apiKey: KEY,
+      heartbeatMs: 60_000,
+    });
+    agents.push(unreachable);
+
+    const timeouts: Array<Promise<unknown>> = [];
+    for (const prefix of CONNECTOR_PREFIXES) {
+      const versions = `${prefix}/reasoners/${restarts}/versions`;
+      const paths: Array<[string, string, unknown?]> = [
+        ['GET', `${prefix}/manifest`],
+        ['GET', `${prefix}/reasoners`],
+        ['GET', `${prefix}/reasoners/${restarts}.summarize`],
+        ['GET', `${prefix}/groups`],
+        ['GET', `${prefix}/groups/${restarts}`],
+        ['GET', versions],
+        ['GET', `${versions}/1.0.0`],
+        ['PUT', `${versions}/1.0.0/weight`, { weight: 100 }],
+        ['POST', `${versions}/1.0.0/restart`],
+      ];
+      for (const [method, path, body] of paths) {
+        const ok = await exercise(method, path, body, as(token));
+        expect(ok.status, path).toBe(path.endsWith('/restart') ? 202 : 200);
+        expect((await exercise(method, path, body, { key: false })).status).toBe(401);
+        expect((await exercise(method, path, body, { ...as(token), at: disabled })).status).toBe(503);
+        if (!path.endsWith('/manifest')) {
+          expect((await exercise(method, path, body, { ...as(token), at: bare })).status).toBe(403);
+        }
+        if (/\/(reasoners|groups)\/./.test(path)) {
+          const missing = path.replace(restarts, `${restarts}-missing`);
+          expect((await exercise(method, missing, body, as(token))).status, missing).toBe(404);
+        }
+      }
+      const weight = `${versions}/1.0.0/weight`;
+      expect((await exercise('PUT', weight, { weight: -1 }, as(token))).status).toBe(400);
+      expect((await exercise('PUT', weight, bodyOfSize(2048), as(token))).status).toBe(413);
+      const restart = (id: string) =>
+        exercise('POST', `${prefix}/reasoners/${id}/versions/1.0.0/restart`, undefined, as(token));
+      expect((await restart(unsupported)).status).toBe(409);
+      expect((await restart(unreachable.nodeId)).status).toBe(502);
+      timeouts.push(restart(hangs).then((answer) => expect(answer.status).toBe(504)));
+    }
+    await Promise.all(timeouts);
+
+    // Stored configuration under the connector (config_management), as the config-store feature
+    // describes it; reload needs a server started with config_source db (one that can, below).
+    const reloadableConfig = () => {
+      const loaded = defaultConfig();
+      loaded.api.auth = config.api.auth;
+      loaded.configSource = 'db';
+      loaded.connector = { ...config.connector };
+      return loaded;
+    };
+    let failReload = false;
+    const reloading = await listen(
+      createApp({
+        db: handle.db,
+        config: reloadableConfig(),
+        log: silentLogger(),
+        reloadConfig: async () => {
+          if (!failReload) return reloadableConfig();
+          const issue = {
+            key: 'server.port',
+            source: 'stored config control-plane',
+            message: 'must be a port',
+          };
+          throw new ConfigError([{ ...issue, line: `server.port (${issue.source}): ${issue.message}` }]);
+        },
+      }),
+    );
+    for (const prefix of CONNECTOR_PREFIXES) {
+      const configs = `${prefix}/configs`;
+      const name = `${configs}/oas-connector`;
+      const text = { ...as({ ...token, 'content-type': 'text/plain' }) };
+      const paths: Array<[string, string, unknown?]> = [
+        ['PUT', name, 'team: one\n'],
+        ['GET', configs],
+        ['GET', name],
+        ['GET', `${name}/versions`],
+        ['GET', `${name}/versions/1`],
+        ['DELETE', name],
+        ['POST', `${configs}/reload`],
+      ];
+      expect((await exercise('PUT', name, 'team: zero\n', text)).status).toBe(201);
+      for (const [method, path, body] of paths) {
+        const options = method === 'PUT' ? text : as(token);
+        const answer = await exercise(
+          method,
+          path,
+          body,
+          method === 'POST' ? { ...options, at: reloading } : options,
+        );
+        expect(answer.status, `${method} ${path}`).toBe(method === 'DELETE' ? 204 : 200);
+        expect((await exercise(method, path, body, { key: false })).status).toBe(401);
+        expect((await exercise(method, path, body, { ...options, at: disabled })).status).toBe(503);
+        expect((await exercise(method, path, body, { ...options, at: bare })).status).toBe(403);
+        if (path !== configs && method !== 'PUT' && method !== 'POST') {
+          const missing = path.replace('oas-connector', 'oas-missing');
+          expect((await exercise(method, missing, undefined, as(token))).status, missing).toBe(404);
+          const invalid = path.replace('oas-connector', 'bad%20name');
+          expect((await exercise(method, invalid, undefined, as(token))).status, invalid).toBe(400);
+        }
+      }
+      expect((await exercise('PUT', `${configs}/bad%20name`, 'x', text)).status).toBe(400);
+      expect((await exercise('PUT', name, 'x'.repeat(1024 * 1024 + 1), text)).status).toBe(413);
+      expect((await exercise('POST', `${configs}/reload`, undefined, as(token))).status).toBe(503);
+      failReload = true;
+      expect(
+        (await exercise('POST', `${configs}/reload`, undefined, { ...as(token), at: reloading })).status,
+      ).toBe(400);
+      failReload = false;
+    }
+  });
+
+  it('config storage: list, put, get (JSON and raw), versions, delete, reload; 200, 201, 204, 400, 404, 413, 401 and 503', async () => {
+    const yaml = { 'content-type': 'text/yaml' };
+    const one = '/api/v1/configs/oas-config';
+    expect((await exercise('PUT', one, 'a: 1\n', { headers: yaml })).status).toBe(201);
+    expect(
+      (await exercise('PUT', one, 'a: 2\n', { headers: { ...yaml, 'X-Updated-By': 'oas' } })).status,
+    ).toBe(200);
+    expect((await exercise('PUT', one, 'x'.repeat(1024 * 1024 + 1), { headers: yaml })).status).toBe(413);
+    const invalid = await exercise(
+      'PUT',
+      `/api/v1/configs/${STORED_CONFIG_NAME}`,
+      'server:\n  port: eighty\n',
+      {
+        headers: yaml,
+      },
+    );
+    expect(invalid.body.errors).toEqual([
+      { field: 'server.port', key: 'server.port', source: 'request body', message: expect.any(String) },
+    ]);
+    expect((await exercise('PUT', '/api/v1/configs/a%20b', 'a', { headers: yaml })).status).toBe(400);
+    expect((await exercise('PUT', one, 'a', { key: false, headers: yaml })).status).toBe(401);
+    expect((await exercise('GET', '/api/v1/configs')).body.configs).toEqual([
+      expect.objectContaining({ name: 'oas-config' }),
+    ]);
+    expect((await exercise('GET', '/api/v1/configs', undefined, { key: false })).status).toBe(401);
+    expect((await exercise('GET', one)).body.content).toBe('a: 2\n');
+    expect((await exercise('GET', one, undefined, { headers: { accept: 'text/plain' } })).body).toBe(
+      'a: 2\n',
+    );
+    expect((await exercise('GET', '/api/v1/configs/reload')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/configs/absent')).status).toBe(404);
+    expect((await exercise('GET', one, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('GET', `${one}/versions`)).body.versions).toHaveLength(2);
+    expect((await exercise('GET', '/api/v1/configs/a%20b/versions')).status).toBe(400);
+    expect((await exercise('GET', '/api/v1/configs/absent/versions')).status).toBe(404);
+    expect((await exercise('GET', `${one}/versions`, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('GET', `${one}/versions/1`)).body.content).toBe('a: 1\n');
+    expect(
+      (await exercise('GET', `${one}/versions/1`, undefined, { headers: { accept: 'text/yaml' } })).body,
+    ).toBe('a: 1\n');
+    expect((await exercise('GET', `${one}/versions/0`)).status).toBe(400);
+    expect((await exercise('GET', `${one}/versions/9`)).status).toBe(404);
+    expect((await exercise('GET', `${one}/versions/1`, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('DELETE', one)).status).toBe(204);
+    expect((await exercise('DELETE', one)).status).toBe(404);
+    expect((await exercise('DELETE', '/api/v1/configs/a%20b')).status).toBe(400);
+    expect((await exercise('DELETE', one, undefined, { key: false })).status).toBe(401);
+    expect((await exercise('POST', '/api/v1/configs/reload')).status).toBe(503);
+    expect((await exercise('POST', '/api/v1/configs/reload', undefined, { key: false })).status).toBe(401);
+
+    // A second app on the same database, started as with SERVICE_CONFIG_SOURCE=db.
+    const env = { SERVICE_CONFIG_SOURCE: 'db', SERVICE_API_KEY: KEY, SERVICE_CONFIG_FILE: '' };
+    const dbConfig = await loadConfig({ env, db: handle.db });
+    const at = await listen(
+      createApp({
+        db: handle.db,
+        config: dbConfig,
+        log: silentLogger(),
+        reloadConfig: () => loadConfig({ env, db: handle.db }),
+      }),
+    );
+    await putStoredConfig(handle.db, { name: STORED_CONFIG_NAME, body: 'discovery:\n  cache_ttl: 5s\n' });
+    const reloaded = await exercise('POST', '/api/v1/configs/reload', undefined, { at });
+    expect(reloaded.body).toMatchObject({
+      changed: ['discovery.cache_ttl'],
+      restart_required: ['discovery.cache_ttl'],
+    });
+    await putStoredConfig(handle.db, { name: STORED_CONFIG_NAME, body: 'discovery:\n  cache_ttl: soon\n' });
+    const refused = await exercise('POST', '/api/v1/configs/reload', undefined, { at });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors).toEqual([
+      expect.objectContaining({
+        key: 'discovery.cache_ttl',
+        source: `database config "${STORED_CONFIG_NAME}"`,
+      }),
+    ]);
+    await handle.db('configs').where({ name: STORED_CONFIG_NAME }).delete();
   });
 
   it('exercised every documented status of every operation', () => {

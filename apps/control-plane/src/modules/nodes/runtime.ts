@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import { defaultSettings } from '../../platform/config/load-config.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
+import type { EventLog } from '../../platform/events/event-log.ts';
 import { createLogger, type Logger } from '../../platform/logger.ts';
 import { createHealthMonitor } from './health-monitor.ts';
 import type { HealthProbe } from './health-probe.ts';
@@ -31,6 +32,8 @@ export interface NodeRuntimeDeps {
   drainPollMs?: number;
   /** Where failures of background passes are logged; a fresh app logger when omitted. */
   log?: Logger;
+  /** Wakes readers of the `nodes` event-log stream when node events are appended. */
+  eventLog?: EventLog;
 }
 
 /**
@@ -44,7 +47,13 @@ export function createNodeRuntime(deps: NodeRuntimeDeps) {
   const lifecycle = deps.lifecycle ?? defaultSettings(nodeLifecycleSettings);
   const healthSettings = deps.health ?? defaultSettings(nodeHealthSettings);
   const log = deps.log ?? createLogger();
-  const transitions = createNodeTransitions({ db: deps.db, events: deps.events, clock, log });
+  const transitions = createNodeTransitions({
+    db: deps.db,
+    events: deps.events,
+    clock,
+    log,
+    eventLog: deps.eventLog,
+  });
   const presence = createPresenceManager({ db: deps.db, transitions, clock, settings: lifecycle, log });
   const health = createHealthMonitor({
     db: deps.db,

@@ -20,6 +20,8 @@ export interface OpenApiDocumentOptions {
   paths: ZodOpenApiPathsObject[];
   /** Base URL of the documentation, for links; the docs URL problem documents use by default. */
   docsBase?: string;
+  /** Security schemes besides the API key's, named by operations' `security` (the connector token). */
+  securitySchemes?: Record<string, oas31.SecuritySchemeObject>;
 }
 
 /** The three carriers of SERVICE_API_KEY, in the order the server checks them. */
@@ -139,7 +141,7 @@ export function createOpenApiDocument(options: OpenApiDocumentOptions): oas31.Op
     },
     externalDocs: { description: 'Switchyard API reference', url: `${docsBase}/docs/api/openapi` },
     security: [{ ApiKeyHeader: [] }, { BearerToken: [] }, { ApiKeyQuery: [] }],
-    components: { securitySchemes: SECURITY_SCHEMES },
+    components: { securitySchemes: { ...SECURITY_SCHEMES, ...options.securitySchemes } },
     paths: mergePaths(options.paths),
   });
   addRequestIdHeader(document);
