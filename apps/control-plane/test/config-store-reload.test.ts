@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STORED_CONFIG_NAME } from '../src/config.ts';
 import { putStoredConfig } from '../src/modules/config-store/index.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
+import { startExecutionAgent } from './helpers/execution-agent.ts';
 
 let dir: string;
 let scratch: ScratchDatabase | undefined;
@@ -138,6 +139,39 @@ describe('POST /api/v1/configs/reload with SERVICE_CONFIG_SOURCE=db', () => {
     expect((await send(url, 'GET', '/api/v1/configs', 'from-file')).status).toBe(200);
     expect((await send(url, 'GET', '/api/v1/discovery/capabilities')).status).toBe(401);
     expect(server.log.level).toBe('info');
+  });
+
+  it('sends agents the reloaded API key at once, as it asks it of them', async () => {
+    const server = await start(environment(FILE));
+    const agent = await startExecutionAgent({
+      controlPlaneUrl: server.url,
+      nodeId: `reload-agent-${process.pid}`,
+      apiKey: 'from-file',
+      reasoners: { work: { kind: 'answer' } },
+      heartbeatMs: 60_000,
+    });
+    try {
+      await agent.register();
+      const execute = (key: string) =>
+        fetch(`${server.url}/api/v1/execute/${agent.nodeId}.work`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ input: {} }),
+        });
+      expect((await execute('from-file')).status).toBe(200);
+      expect(agent.calls.at(-1)?.headers['x-api-key']).toBe('from-file');
+
+      const stored = 'api:\n  auth:\n    api_key: from-db\n';
+      expect(
+        (await send(server.url, 'PUT', `/api/v1/configs/${STORED_CONFIG_NAME}`, 'from-file', stored)).status,
+      ).toBe(201);
+      expect((await send(server.url, 'POST', '/api/v1/configs/reload', 'from-file')).status).toBe(200);
+
+      expect((await execute('from-db')).status).toBe(200);
+      expect(agent.calls.at(-1)?.headers['x-api-key']).toBe('from-db');
+    } finally {
+      await agent.close();
+    }
   });
 
   it('refuses an invalid stored config with each error naming key and source, and keeps the running config', async () => {

@@ -47,8 +47,8 @@ export interface CallbackDelivererDeps {
   settings: Pick<ApprovalSettings, 'callbackTimeoutMs' | 'callbackMaxBackoffMs'>;
   /** Names this replica in the lease; unique per process. */
   replicaId: string;
-  /** Sent as X-API-Key, as with every call to an agent, when API-key authentication is on. */
-  apiKey?: string;
+  /** Sent as X-API-Key, as with every call to an agent, when API-key authentication is on; read per call. */
+  apiKey?: () => string | undefined;
   waiting: ExecutionWaiting;
 }
 
@@ -107,7 +107,8 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
       'user-agent': `Switchyard-Approvals/${VERSION}`,
       'x-execution-id': delivery.executionId,
     };
-    if (deps.apiKey) headers['x-api-key'] = deps.apiKey;
+    const key = deps.apiKey?.();
+    if (key) headers['x-api-key'] = key;
     try {
       const response = await request(delivery.callbackUrl as string, {
         method: 'POST',

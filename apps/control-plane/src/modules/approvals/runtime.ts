@@ -15,8 +15,8 @@ export interface ApprovalRuntimeDeps {
   settings: ApprovalSettings;
   /** This process's replica id: callback leases are marked with it. */
   replicaId: string;
-  /** Sent to agents' callback_url as X-API-Key when API-key authentication is on. */
-  apiKey?: string;
+  /** Sent to agents' callback_url as X-API-Key when API-key authentication is on; read per call. */
+  apiKey?: () => string | undefined;
   executions: { waiting: ExecutionWaiting; logs: ExecutionLogs };
 }
 

@@ -78,7 +78,9 @@ function parseBody(text: string): unknown {
  * (the sync timeout, or a cancel). undici rather than fetch: no WHATWG Request/Response and
  * stream layer per call on the hottest path of the product.
  */
-export function createAgentClient(options: { apiKey?: string; connections?: number } = {}) {
+export function createAgentClient(options: { apiKey?: () => string | undefined; connections?: number } = {}) {
+  // Read per call: a config reload may change the key (api.auth.api_key is live).
+  const apiKey = () => options.apiKey?.() || undefined;
   const dispatcher = new Agent({
     headersTimeout: 0,
     bodyTimeout: 0,
@@ -98,7 +100,8 @@ export function createAgentClient(options: { apiKey?: string; connections?: numb
     if (context.parentExecutionId) headers['x-parent-execution-id'] = context.parentExecutionId;
     if (context.sessionId) headers['x-session-id'] = context.sessionId;
     if (context.actorId) headers['x-actor-id'] = context.actorId;
-    if (options.apiKey) headers['x-api-key'] = options.apiKey;
+    const key = apiKey();
+    if (key) headers['x-api-key'] = key;
     return headers;
   }
 
@@ -189,12 +192,13 @@ export function createAgentClient(options: { apiKey?: string; connections?: numb
       executionId: string,
     ): Promise<{ delivered: boolean; error: string | null }> {
       const url = agentUrl(baseUrl, '_internal', 'executions', executionId, 'cancel');
+      const key = apiKey();
       try {
         const response = await request(url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
-            ...(options.apiKey ? { 'x-api-key': options.apiKey } : {}),
+            ...(key ? { 'x-api-key': key } : {}),
           },
           body: JSON.stringify({ execution_id: executionId }),
           dispatcher,

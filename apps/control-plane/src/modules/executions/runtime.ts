@@ -29,8 +29,8 @@ export interface ExecutionRuntimeDeps {
   wakeWebhooks: () => void;
   /** This process's replica id (see platform/replicas): claims are marked with it. */
   replicaId: string;
-  /** Sent to agents as X-API-Key when API-key authentication is on. */
-  apiKey?: string;
+  /** Sent to agents as X-API-Key when API-key authentication is on; read per call (reloads change it). */
+  apiKey?: () => string | undefined;
 }
 
 /**
