@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import { z } from 'zod';
+import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 import type { DeadLetterCursor } from './repository.ts';
 
 /**
@@ -33,36 +34,12 @@ function decodeCursor(value: string): DeadLetterCursor | undefined {
 
 /** The query of GET /api/ui/v1/webhooks/dead-letters. */
 export const DeadLetterQuerySchema = z.object({
-  limit: z
-    .string()
-    .optional()
-    .meta({
-      description: `Most dead letters in the page (1 to ${DEAD_LETTER_MAX_LIMIT}, default ${DEAD_LETTER_DEFAULT_LIMIT}).`,
-    })
-    .transform((value, ctx) => {
-      if (value === undefined) return DEAD_LETTER_DEFAULT_LIMIT;
-      const n = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
-      if (n >= 1 && n <= DEAD_LETTER_MAX_LIMIT) return n;
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a whole number from 1 to ${DEAD_LETTER_MAX_LIMIT} (got ${JSON.stringify(value.slice(0, 20))})`,
-      });
-      return z.NEVER;
-    }),
-  cursor: z
-    .string()
-    .optional()
-    .meta({ description: 'Continue after the previous page: its `next_cursor`, as given.' })
-    .transform((value, ctx) => {
-      if (value === undefined) return undefined;
-      const cursor = decodeCursor(value);
-      if (cursor) return cursor;
-      ctx.addIssue({
-        code: 'custom',
-        message: 'is not a cursor this endpoint gave out (use next_cursor as is)',
-      });
-      return z.NEVER;
-    }),
+  limit: pageLimitQuery({
+    max: DEAD_LETTER_MAX_LIMIT,
+    fallback: DEAD_LETTER_DEFAULT_LIMIT,
+    items: 'dead letters',
+  }),
+  cursor: pageCursorQuery(decodeCursor),
 });
 
 /** The path parameter, or 404: an id that could never exist names no execution. */
