@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import { doublingBackoffMs } from '../../platform/backoff.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import type { EventLog } from '../../platform/events/event-log.ts';
@@ -39,7 +40,7 @@ export interface DispatcherDeps {
 }
 
 function backoffMs(dispatches: number): number {
-  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.max(0, dispatches - 1));
+  return doublingBackoffMs(dispatches, 1000, MAX_BACKOFF_MS);
 }
 
 /**

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Registry } from 'prom-client';
+import { doublingBackoffMs } from '../../platform/backoff.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/index.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -65,8 +66,7 @@ export interface WebhookDispatcher {
 
 /** Delay before retry `attempt + 1`: the initial backoff doubled per failure, capped (spec §8). */
 export function backoffMs(attempt: number, settings: WebhookSettings): number {
-  const doubled = settings.webhookInitialBackoffMs * 2 ** Math.max(0, attempt - 1);
-  return Math.min(doubled, settings.webhookMaxBackoffMs);
+  return doublingBackoffMs(attempt, settings.webhookInitialBackoffMs, settings.webhookMaxBackoffMs);
 }
 
 /**
