@@ -68,14 +68,23 @@ export async function readBodyText(ctx: Context, limit = DEFAULT_BODY_LIMIT): Pr
 
 /**
  * Reads and parses a JSON body; an empty body reads as undefined. Malformed JSON, another content
- * type, and JSON nested deeper than MAX_JSON_DEPTH are 400 invalid_request. The depth is counted on
- * the text before JSON.parse: a few thousand levels fit in 10 KB, parse fine, and then overflow
- * the stack of whatever walks the value recursively (validators, storage checks, serialisers).
+ * type, and JSON nested deeper than MAX_JSON_DEPTH are 400 invalid_request (see parseJsonText).
  */
 export async function readJsonBody(ctx: Context, limit = DEFAULT_BODY_LIMIT): Promise<unknown> {
-  const type = ctx.get('content-type');
-  const text = await readBodyText(ctx, limit);
+  return parseJsonText(ctx, await readBodyText(ctx, limit));
+}
+
+/**
+ * Parses a body already read as text (a route that must keep the exact text, such as one checking
+ * a signature over it), with the checks every JSON body gets: an empty body reads as undefined;
+ * another content type, JSON nested deeper than MAX_JSON_DEPTH and malformed JSON are 400
+ * invalid_request. The depth is counted on the text before JSON.parse: a few thousand levels fit
+ * in 10 KB, parse fine, and then overflow the stack of whatever walks the value recursively
+ * (validators, storage checks, serialisers).
+ */
+export function parseJsonText(ctx: Context, text: string): unknown {
   if (text.trim() === '') return undefined;
+  const type = ctx.get('content-type');
   if (type && !/json/i.test(type)) {
     throw invalidBody(`Send the body as application/json (got ${type}).`, 'not application/json');
   }
