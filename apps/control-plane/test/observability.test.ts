@@ -686,6 +686,57 @@ describe('the read-ahead bound', () => {
   });
 });
 
+describe('huge events', () => {
+  it('bound the bytes read ahead and the bytes of a batch, not only the number of events', async () => {
+    const cp = await controlPlane({ httpTimeoutMs: 60_000 });
+    const collector = await startCollector();
+    collector.mode = 'hang';
+    await configure(cp, { url: collector.url, secret: SECRET });
+    // Thirty changes of one size (values of 20 KB standing in for values of a MiB).
+    const data = 'x'.repeat(20_000);
+    for (let i = 0; i < 30; i++) {
+      const key = `big-${String(i).padStart(3, '0')}`;
+      expect((await call(cp.base, 'POST', '/api/v1/memory/set', { key, data })).status).toBe(200);
+    }
+    const page = await cp.parts.eventLog.page('memory', { limit: 1000 });
+    const sizes = new Set(
+      page.entries
+        .filter((entry) => String(entry.payload.key).startsWith('big-'))
+        .map((entry) => Buffer.byteLength(JSON.stringify(entry.payload))),
+    );
+    expect(sizes.size).toBe(1);
+    const size = [...sizes][0] as number;
+
+    const log = pino({ level: 'silent' });
+    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
+    const forwarder = createForwarder({
+      db: cp.handle.db,
+      events: cp.events,
+      eventLog,
+      clock: cp.clock,
+      log,
+      settings: cp.config.observability,
+      allowPrivateNetworks: true,
+      replicaId: 'rep_bytes',
+      readAheadBytes: Math.floor(10.5 * size),
+      batchBytes: Math.floor(3.5 * size),
+    });
+    cleanups.push(async () => {
+      await forwarder.stop();
+      await eventLog.stop();
+    });
+    // Closed before the forwarder stops, so its hanging posts end.
+    cleanups.push(() => collector.close());
+    forwarder.start();
+    await collector.waitFor(2);
+    // Batches of three (a fourth event would pass the batch's byte bound), ten events read ahead
+    // (an eleventh would pass the read-ahead bound): the other twenty stay in the event log.
+    expect(collector.received.map((r) => r.body.events.length)).toEqual([3, 3]);
+    await expect.poll(() => forwarder.queueDepth(), POLL).toBe(10);
+    expect(collector.received).toHaveLength(2);
+  });
+});
+
 describe('collector URL rules', () => {
   let strict: TestControlPlane;
   beforeAll(async () => {

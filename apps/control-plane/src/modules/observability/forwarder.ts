@@ -33,6 +33,21 @@ export const FORWARDED_STREAMS = [EXECUTIONS_STREAM, 'nodes', MEMORY_STREAM] as 
 /** Entries per event-log read. */
 const PAGE_LIMIT = 256;
 
+/**
+ * Payload bytes (as JSON text) read ahead at most, queued and in flight together, besides the
+ * `queue_size` bound on events: a memory change carries a value of up to `memory.max_value_bytes`
+ * (1 MiB by default), and a thousand of those would hold a GiB in the process. A read stops once
+ * this much is ahead; one event is always let through, however large.
+ */
+export const READ_AHEAD_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Payload bytes in one batch at most: a batch ends before the event that would take it past this,
+ * so huge events make smaller batches instead of bodies of many MiB (an event larger than this
+ * goes alone).
+ */
+export const BATCH_BYTES = 4 * 1024 * 1024;
+
 /** How long the forwarding lease lasts without renewal; renewed every third of it. */
 const DEFAULT_LEASE_TTL_MS = 15_000;
 
@@ -41,6 +56,8 @@ interface Batch {
   seq: number;
   batchId: string;
   events: ForwardedEvent[];
+  /** The events' payload bytes (as JSON text). */
+  bytes: number;
   /** Per stream, the last entry in the batch (snapshots have none). */
   cursors: Record<string, string>;
   generation: number;
@@ -55,6 +72,8 @@ interface Queued {
   event: ForwardedEvent;
   /** The stream's cursor once this event is forwarded; undefined for snapshots. */
   cursor?: string;
+  /** Its payload's size as JSON text. */
+  bytes: number;
   /** When it was read (wall time: the batch timeout is a real wait). */
   readAt: number;
 }
@@ -71,6 +90,9 @@ export interface ForwarderDeps {
   /** Names this replica in the lease and in every batch's `source.replica`. */
   replicaId: string;
   leaseTtlMs?: number;
+  /** Tests: the byte bounds ({@link READ_AHEAD_BYTES}, {@link BATCH_BYTES}). */
+  readAheadBytes?: number;
+  batchBytes?: number;
 }
 
 export interface Forwarder {
@@ -112,6 +134,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   const { db, events, eventLog, log, settings, replicaId } = deps;
   const clock = deps.clock ?? systemClock;
   const leaseTtlMs = deps.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+  const readAheadBytes = deps.readAheadBytes ?? READ_AHEAD_BYTES;
+  const batchBytes = deps.batchBytes ?? BATCH_BYTES;
   const client = createCollectorClient({
     allowPrivateNetworks: deps.allowPrivateNetworks,
     timeoutMs: settings.httpTimeoutMs,
@@ -129,6 +153,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   let seq = 0;
   let active = 0;
   let inFlightEvents = 0;
+  let queuedBytes = 0;
+  let inFlightBytes = 0;
   let flushing = false;
   let started = false;
   let stopped = false;
@@ -146,6 +172,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   const idleWaiters = new Set<() => void>();
 
   const depth = () => queue.length + inFlightEvents;
+  const bytesAhead = () => queuedBytes + inFlightBytes;
+  const sizeOf = (payload: unknown) => Buffer.byteLength(JSON.stringify(payload) ?? '');
 
   function notifyIdle() {
     if (queue.length > 0 || active > 0) return;
@@ -187,6 +215,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     leading = false;
     generation += 1;
     queue.splice(0);
+    queuedBytes = 0;
     pending.splice(0);
     readCursors.clear();
     for (const unfollow of unfollows) unfollow();
@@ -286,16 +315,20 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     });
     if (!due) return;
     const snapshot = await readSystemSnapshot(db, new Date(now));
+    const payload = { ...snapshot, forwarder: { replica_id: replicaId, queue_depth: depth() } };
+    const bytes = sizeOf(payload);
     queue.push({
       event: {
         id: newId('snap'),
         stream: 'system',
         event: 'system.snapshot',
         timestamp: toIso(now),
-        payload: { ...snapshot, forwarder: { replica_id: replicaId, queue_depth: depth() } },
+        payload,
       },
+      bytes,
       readAt: Date.now(),
     });
+    queuedBytes += bytes;
     drain();
   }
 
@@ -331,7 +364,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       more = false;
       for (const stream of FORWARDED_STREAMS) {
         const room = settings.queueSize - depth();
-        if (room <= 0) return any;
+        if (room <= 0 || bytesAhead() >= readAheadBytes) return any;
         const after = readCursors.get(stream);
         const page = await eventLog.page(stream, {
           after,
@@ -340,7 +373,15 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         });
         if (mine !== generation || stopped) return any;
         const readAt = Date.now();
+        let full = false;
         for (const entry of page.entries) {
+          // Past the byte bound the rest of the page is left in the log (the cursor stays before it).
+          const bytes = sizeOf(entry.payload);
+          if (bytesAhead() > 0 && bytesAhead() + bytes > readAheadBytes) {
+            full = true;
+            break;
+          }
+          queuedBytes += bytes;
           queue.push({
             event: {
               id: entry.id,
@@ -350,11 +391,16 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
               payload: entry.payload,
             },
             cursor: entry.id,
+            bytes,
             readAt,
           });
           readCursors.set(stream, entry.id);
+          any = true;
         }
-        if (page.entries.length > 0) any = true;
+        if (full) {
+          drain();
+          return any;
+        }
         if (page.hasMore) more = true;
       }
       drain();
@@ -365,7 +411,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   /** Forms batches while a worker is free: full ones at once, partial ones after the batch timeout. */
   function drain() {
     while (!stopped && leading && active < settings.workers && queue.length > 0) {
-      const full = queue.length >= settings.batchSize;
+      const full = queue.length >= settings.batchSize || queuedBytes >= batchBytes;
       const waited = Date.now() - (queue[0] as Queued).readAt;
       if (!full && !flushing && waited < settings.batchTimeoutMs) {
         if (!batchTimer) {
@@ -377,13 +423,23 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         }
         return;
       }
-      const taken = queue.splice(0, settings.batchSize);
+      // Up to batch_size events, ended early before the event that would pass the byte bound.
+      let count = 0;
+      let bytes = 0;
+      for (const item of queue) {
+        if (count >= settings.batchSize || (count > 0 && bytes + item.bytes > batchBytes)) break;
+        count += 1;
+        bytes += item.bytes;
+      }
+      const taken = queue.splice(0, count);
+      queuedBytes -= bytes;
       const cursors: Record<string, string> = {};
       for (const item of taken) if (item.cursor) cursors[item.event.stream] = item.cursor;
       const batch: Batch = {
         seq: seq++,
         batchId: newId('obsb'),
         events: taken.map((item) => item.event),
+        bytes,
         cursors,
         generation,
         createdAt: new Date(clock.now()),
@@ -393,6 +449,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       pending.push(batch);
       active += 1;
       inFlightEvents += batch.events.length;
+      inFlightBytes += batch.bytes;
       forward(batch)
         .catch((error) =>
           log.error({ err: error, batch_id: batch.batchId }, 'observability batch failed to run'),
@@ -426,6 +483,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     if (batch.released) return;
     batch.released = true;
     inFlightEvents -= batch.events.length;
+    inFlightBytes -= batch.bytes;
   }
 
   /** Commits serialise, so cursors written later are never older than cursors written earlier. */
@@ -526,6 +584,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       await ticking;
       await filling;
       queue.splice(0);
+      queuedBytes = 0;
       // Posts in flight end within the HTTP timeout; their outcome is recorded before the database closes.
       await idle();
       await commits;
