@@ -416,6 +416,52 @@ describe('observability forwarding to a real collector', () => {
     expect(new Set(all).size).toBe(3);
   });
 
+  it('ends a DLQ page early once its batches hold 8 MiB of events, and redrives huge batches one by one', async () => {
+    const cp = await startTestControlPlane({
+      config: (config) => {
+        config.memory.maxValueBytes = 5 * 1024 * 1024;
+        config.observability.initialBackoffMs = 1;
+        config.observability.maxBackoffMs = 2;
+        config.observability.snapshotIntervalMs = 0;
+      },
+    });
+    cleanups.push(() => cp.close());
+    const collector = await collectorFor();
+    collector.mode = 503;
+    await configure(cp, { url: collector.url });
+    // Three values of 4.5 MB: each is a batch of its own, parked after three attempts.
+    const data = 'y'.repeat(4_500_000);
+    for (let i = 0; i < 3; i++) {
+      const answer = await call(cp.base, 'POST', '/api/v1/memory/set', { key: `huge-${i}`, data });
+      expect(answer.status).toBe(200);
+    }
+    await forwardUntil(cp.parts.observability, () => collector.received.length === 9, 'park three batches');
+    expect(collector.received.map((r) => r.body.events.length)).toEqual([1, 1, 1, 1, 1, 1, 1, 1, 1]);
+
+    // 9 MB in two batches already: the page ends there, with a cursor to the third (batches
+    // parked by the two workers at once may be in either order).
+    const first = await call(cp.base, 'GET', `${PATH}/dlq?limit=100`);
+    expect(first.status).toBe(200);
+    expect(first.body.batches).toHaveLength(2);
+    expect(first.body).toMatchObject({ total_batches: 3, total_events: 3 });
+    expect(first.body.next_cursor).not.toBeNull();
+    const second = await call(cp.base, 'GET', `${PATH}/dlq?limit=100&cursor=${first.body.next_cursor}`);
+    expect(second.body.batches).toHaveLength(1);
+    expect(second.body.next_cursor).toBeNull();
+    const keys = [...first.body.batches, ...second.body.batches].map((b: any) => b.events[0].payload.key);
+    expect(keys.sort()).toEqual(['huge-0', 'huge-1', 'huge-2']);
+
+    collector.mode = 204;
+    const redriven = await call(cp.base, 'POST', `${PATH}/redrive`);
+    expect(redriven.body).toMatchObject({ attempted: 3, delivered: 3, delivered_events: 3, remaining: 0 });
+    expect(
+      collector.received
+        .slice(9)
+        .map((r) => r.body.events[0].payload.key)
+        .sort(),
+    ).toEqual(['huge-0', 'huge-1', 'huge-2']);
+  });
+
   it('stops forwarding when disabled or removed, and starts from now when enabled again', async () => {
     const cp = await controlPlane();
     const collector = await collectorFor();

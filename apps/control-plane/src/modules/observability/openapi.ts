@@ -248,7 +248,8 @@ export const observabilityOpenApi: ZodOpenApiPathsObject = {
       operationId: 'listObservabilityDlq',
       tags: ['Observability'],
       summary: 'Parked batches',
-      description: 'Batches every attempt failed for, oldest first, with their events.',
+      description:
+        'Batches every attempt failed for, oldest first, with their events: at most `limit`, and a page ends early once its batches hold 8 MiB of events (the first batch always comes); `next_cursor` continues.',
       requestParams: { query: DlqQuerySchema },
       responses: {
         '200': {

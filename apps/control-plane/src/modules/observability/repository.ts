@@ -308,11 +308,69 @@ function parkedOf(row: Record<string, unknown>): ParkedBatch {
   };
 }
 
-/** Parked batches, oldest first, after the row id `after`. */
-export async function listParked(db: Db, options: { after?: number; limit: number }): Promise<ParkedBatch[]> {
-  const query = db(DLQ).orderBy('id').limit(options.limit);
-  if (options.after !== undefined) query.where('id', '>', options.after);
-  return (await query).map(parkedOf);
+/**
+ * Events (as stored JSON text) in one page of parked batches at most: a batch holds up to 4 MiB of
+ * events, and a hundred of them in one answer would be built in memory at once. A page ends before
+ * the batch that would pass this; the first batch always comes.
+ */
+export const DLQ_PAGE_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Parked batches, oldest first, after the row id `after`: at most `limit`, ended early by
+ * `maxBytes` of events. `more` says whether batches follow the page.
+ */
+export async function listParked(
+  db: Db,
+  options: { after?: number; limit: number; maxBytes?: number },
+): Promise<{ batches: ParkedBatch[]; more: boolean }> {
+  // `before`: the bytes of the batches ahead of a row, so the first row always passes. One more
+  // row than asked tells whether another page follows; `found` counts the rows before the cut.
+  const result = await db.raw(
+    `select c.* from (
+       select b.*, count(*) over () as found from (
+         select d.*, sum(octet_length(d.events::text)) over w - octet_length(d.events::text) as before
+         from ${DLQ} d
+         where d.id > ?
+         window w as (order by d.id)
+         order by d.id
+         limit ?
+       ) b
+     ) c where c.before < ? order by c.id`,
+    [String(options.after ?? 0), options.limit + 1, options.maxBytes ?? DLQ_PAGE_BYTES],
+  );
+  const rows = result.rows as Array<Record<string, unknown>>;
+  const found = Number(rows[0]?.found ?? 0);
+  const kept = rows.slice(0, options.limit);
+  return { batches: kept.map(parkedOf), more: found > kept.length };
+}
+
+/** What redrive needs to choose batches, without their events. */
+export interface ParkedHead {
+  id: number;
+  batchId: string;
+  eventCount: number;
+}
+
+const headOf = (row: Record<string, unknown>): ParkedHead => ({
+  id: Number(row.id),
+  batchId: row.batch_id as string,
+  eventCount: Number(row.event_count),
+});
+
+/** The oldest `limit` parked batches, or those of `batchIds`, without their events, oldest first. */
+export async function listParkedHeads(
+  db: Db,
+  options: { limit: number; batchIds?: string[] },
+): Promise<ParkedHead[]> {
+  const query = db(DLQ).select('id', 'batch_id', 'event_count').orderBy('id').limit(options.limit);
+  if (options.batchIds) query.whereIn('batch_id', options.batchIds);
+  return (await query).map(headOf);
+}
+
+/** One parked batch with its events; undefined once it left the DLQ. */
+export async function readParked(db: Db, id: number): Promise<ParkedBatch | undefined> {
+  const row = await db(DLQ).where({ id }).first();
+  return row ? parkedOf(row) : undefined;
 }
 
 export async function countParked(db: Db): Promise<{ batches: number; events: number }> {

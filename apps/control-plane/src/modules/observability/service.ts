@@ -11,7 +11,9 @@ import {
   deleteSettings,
   type ForwarderState,
   listParked,
-  type ParkedBatch,
+  listParkedHeads,
+  type ParkedHead,
+  readParked,
   readSettings,
   readState,
   redriveDelivered,
@@ -118,15 +120,15 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
       return { settings, state, parked };
     },
 
+    /** A page of parked batches: at most `limit`, fewer when their events pass DLQ_PAGE_BYTES. */
     async parked(options: { after?: number; limit: number }) {
-      const [items, totals] = await Promise.all([
-        listParked(db, { after: options.after, limit: options.limit + 1 }),
+      const [page, totals] = await Promise.all([
+        listParked(db, { after: options.after, limit: options.limit }),
         countParked(db),
       ]);
-      const page = items.slice(0, options.limit);
       return {
-        items: page,
-        next: items.length > options.limit ? page.at(-1)?.id : undefined,
+        items: page.batches,
+        next: page.more ? page.batches.at(-1)?.id : undefined,
         totals,
       };
     },
@@ -153,17 +155,11 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
           'The observability webhook is disabled; enable it before redriving parked batches.',
         );
       }
-      let batches: ParkedBatch[];
+      // Chosen without their events; each batch's events are read when a worker posts it, so a
+      // redrive holds at most `workers` batches in memory, not a hundred.
+      let batches: ParkedHead[];
       if (batchIds) {
-        const wanted = new Set(batchIds);
-        batches = [];
-        let after: number | undefined;
-        for (;;) {
-          const page = await listParked(db, { after, limit: 500 });
-          batches.push(...page.filter((batch) => wanted.has(batch.batchId)));
-          if (page.length < 500 || batches.length >= wanted.size) break;
-          after = page.at(-1)?.id;
-        }
+        batches = await listParkedHeads(db, { limit: MAX_REDRIVE_BATCHES, batchIds });
         const missing = batchIds.filter((id) => !batches.some((batch) => batch.batchId === id));
         if (missing.length > 0) {
           throw new ProblemError(
@@ -172,14 +168,25 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
           );
         }
       } else {
-        batches = await listParked(db, { limit: MAX_REDRIVE_BATCHES });
+        batches = await listParkedHeads(db, { limit: MAX_REDRIVE_BATCHES });
       }
       const outcomes: RedriveOutcome[] = [];
       const workers = Math.max(1, deps.forwarder.workers);
       let next = 0;
       const work = async () => {
         while (next < batches.length) {
-          const batch = batches[next++] as ParkedBatch;
+          const head = batches[next++] as ParkedHead;
+          const batch = await readParked(db, head.id);
+          if (!batch) {
+            outcomes.push({
+              batchId: head.batchId,
+              events: head.eventCount,
+              delivered: false,
+              statusCode: null,
+              error: 'the batch left the dead-letter queue meanwhile (cleared or redriven)',
+            });
+            continue;
+          }
           const result = await forwarder.client.post(batch, collector, new Date(clock.now()));
           const now = new Date(clock.now());
           if (result.error === null) {
