@@ -241,6 +241,59 @@ describe('the approval round trip with a real agent', () => {
   });
 });
 
+describe("the SDKs' own calls (TypeScript and Python)", () => {
+  it('pause() without a review URL: request-approval answers 200 with approval_request_url null', async () => {
+    const a = await agent();
+    const id = await runningExecution(a);
+    const apr = approvalId('sdk-nourl');
+    // Exactly what both SDKs send when their caller names no approvalRequestUrl.
+    const body = {
+      approval_request_id: apr,
+      expires_in_hours: 72,
+      callback_url: `${a.url}/webhooks/approval`,
+    };
+    const path = `/api/v1/agents/${a.nodeId}/executions/${id}/request-approval`;
+    const answer = await api('POST', path, body);
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({
+      status: 'waiting',
+      approval_request_id: apr,
+      approval_request_url: null,
+    });
+    // An SDK retry of the same call is the same pause.
+    expect((await api('POST', path, body)).status).toBe(200);
+    const waiting = await record(id);
+    expect(waiting.waiting_for).toMatchObject({ approval_request_id: apr, approval_request_url: null });
+    const status = await api('GET', `/api/v1/executions/${id}/approval-status`);
+    expect(status.body).toMatchObject({
+      approval_request_id: apr,
+      approval_request_url: null,
+      status: 'pending',
+    });
+  });
+
+  it('polls approval-status on the agent path, as get_approval_status and waitForApproval do', async () => {
+    const a = await agent();
+    const apr = approvalId('sdk-poll');
+    const id = await paused(a, { approval_id: apr, callback: false });
+    const poll = `/api/v1/agents/${a.nodeId}/executions/${id}/approval-status`;
+    const pending = await api('GET', poll);
+    expect(pending.status).toBe(200);
+    expect(pending.body).toMatchObject({ approval_request_id: apr, status: 'pending' });
+    await api('POST', '/api/v1/webhooks/approval', {
+      approval_request_id: apr,
+      decision: 'rejected',
+      feedback: 'No.',
+    });
+    const decided = await api('GET', `${poll}?approval_request_id=${apr}`);
+    expect(decided.body).toMatchObject({ status: 'rejected', feedback: 'No.' });
+    // Another node's path, an unknown execution and a bad query.
+    expect((await api('GET', poll.replace(a.nodeId, `${a.nodeId}-other`))).status).toBe(404);
+    expect((await api('GET', poll.replace(id, 'exec_nobody'))).status).toBe(404);
+    expect((await api('GET', `${poll}?approval_request_id=`)).status).toBe(400);
+  });
+});
+
 describe('POST /api/v1/executions/{id}/request-approval', () => {
   it('answers a repeat of the pending request as the first (SDKs retry), and changes nothing', async () => {
     const a = await agent();
@@ -350,7 +403,6 @@ describe('POST /api/v1/executions/{id}/request-approval', () => {
       [{ ...good, approval_request_id: 'line\nbreak' }, 'approval_request_id'],
       [{ ...good, approval_request_id: 42 }, 'approval_request_id'],
       [{ ...good, approval_request_id: null }, 'approval_request_id'],
-      [{ ...good, approval_request_url: undefined }, 'approval_request_url'],
       [{ ...good, approval_request_url: 'javascript:alert(1)' }, 'approval_request_url'],
       [{ ...good, approval_request_url: 'not a url' }, 'approval_request_url'],
       [{ ...good, approval_request_url: `https://e.com/${'a'.repeat(2048)}` }, 'approval_request_url'],

@@ -37,7 +37,7 @@ const WaitingSchema = z
     execution_id: z.string(),
     status: z.literal('waiting'),
     approval_request_id: z.string(),
-    approval_request_url: z.string(),
+    approval_request_url: z.string().nullable(),
     expires_at: Timestamp,
   })
   .meta({ id: 'ApprovalWaiting', description: 'The execution now waits for this approval request.' });
@@ -72,7 +72,7 @@ const ApprovalSchema = z
       .nullable()
       .meta({ description: 'What the agent is told; null while pending or when cancelled.' }),
     feedback: z.string().nullable(),
-    approval_request_url: z.string(),
+    approval_request_url: z.string().nullable(),
     requested_at: Timestamp,
     expires_at: Timestamp,
     decided_at: Timestamp.nullable().meta({ description: 'When it was decided, expired or cancelled.' }),
@@ -217,6 +217,47 @@ function requestApprovalOperation(
   };
 }
 
+function approvalStatusOperation(
+  path: string,
+  operationId: string,
+  alias: boolean,
+): ZodOpenApiOperationObject {
+  return {
+    operationId,
+    tags: ['Approvals'],
+    summary: alias ? "An execution's approval request (agent path)" : "An execution's approval request",
+    description: alias
+      ? 'Where the SDKs poll (Python `get_approval_status`, TypeScript `getApprovalStatus`): the same operation, answering 404 unless the execution is one of `node_id`.'
+      : 'The request named by `approval_request_id`, or the execution’s latest one. Agents without a callback_url poll this until `status` is no longer `pending`.',
+    requestParams: { path: alias ? AgentPath : ExecutionPath, query: ApprovalStatusQuerySchema },
+    responses: {
+      '200': { description: 'The approval request.', ...json(ApprovalSchema, approved) },
+      ...problemResponses(path.replace('{node_id}', NODE).replace('{execution_id}', EXEC), [
+        {
+          code: 'invalid_request',
+          when: 'approval_request_id is empty, too long or repeated.',
+          detail:
+            'The query is invalid: approval_request_id: Too small: expected string to have >=1 characters',
+          extensions: {
+            errors: [
+              {
+                field: 'approval_request_id',
+                message: 'Too small: expected string to have >=1 characters',
+              },
+            ],
+          },
+        },
+        unknownExecution,
+        {
+          code: 'not_found',
+          when: 'The execution has no such approval request (or none at all).',
+          detail: `Execution ${EXEC} has no approval request "post-42".`,
+        },
+      ]),
+    },
+  };
+}
+
 export const approvalsOpenApi: ZodOpenApiPathsObject = {
   '/api/v1/executions/{execution_id}/request-approval': {
     post: requestApprovalOperation(
@@ -233,39 +274,18 @@ export const approvalsOpenApi: ZodOpenApiPathsObject = {
     ),
   },
   '/api/v1/executions/{execution_id}/approval-status': {
-    get: {
-      operationId: 'getApprovalStatus',
-      tags: ['Approvals'],
-      summary: "An execution's approval request",
-      description:
-        'The request named by `approval_request_id`, or the execution’s latest one. Agents without a callback_url poll this until `status` is no longer `pending`.',
-      requestParams: { path: ExecutionPath, query: ApprovalStatusQuerySchema },
-      responses: {
-        '200': { description: 'The approval request.', ...json(ApprovalSchema, approved) },
-        ...problemResponses(`/api/v1/executions/${EXEC}/approval-status`, [
-          {
-            code: 'invalid_request',
-            when: 'approval_request_id is empty, too long or repeated.',
-            detail:
-              'The query is invalid: approval_request_id: Too small: expected string to have >=1 characters',
-            extensions: {
-              errors: [
-                {
-                  field: 'approval_request_id',
-                  message: 'Too small: expected string to have >=1 characters',
-                },
-              ],
-            },
-          },
-          unknownExecution,
-          {
-            code: 'not_found',
-            when: 'The execution has no such approval request (or none at all).',
-            detail: `Execution ${EXEC} has no approval request "post-42".`,
-          },
-        ]),
-      },
-    },
+    get: approvalStatusOperation(
+      '/api/v1/executions/{execution_id}/approval-status',
+      'getApprovalStatus',
+      false,
+    ),
+  },
+  '/api/v1/agents/{node_id}/executions/{execution_id}/approval-status': {
+    get: approvalStatusOperation(
+      '/api/v1/agents/{node_id}/executions/{execution_id}/approval-status',
+      'getApprovalStatusForAgent',
+      true,
+    ),
   },
   '/api/v1/webhooks/approval': {
     post: {

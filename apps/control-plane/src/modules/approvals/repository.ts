@@ -18,7 +18,7 @@ export interface ApprovalRequest {
   executionId: string;
   nodeId: string;
   target: string;
-  approvalRequestUrl: string;
+  approvalRequestUrl: string | null;
   callbackUrl: string | null;
   status: ApprovalStatus;
   feedback: string | null;
@@ -41,7 +41,7 @@ interface Row {
   execution_id: string;
   node_id: string;
   target: string;
-  approval_request_url: string;
+  approval_request_url: string | null;
   callback_url: string | null;
   status: ApprovalStatus;
   feedback: string | null;
@@ -93,7 +93,7 @@ export async function insertRequest(
     executionId: string;
     nodeId: string;
     target: string;
-    approvalRequestUrl: string;
+    approvalRequestUrl: string | null;
     callbackUrl: string | null;
     expiresAt: Date;
     now: Date;
@@ -128,14 +128,15 @@ export async function findRequest(
   return row ? toRequest(row) : undefined;
 }
 
-/** The newest request of an execution (its current or last pause). */
+/**
+ * The newest request of an execution (its current or last pause). The pending one (at most one)
+ * comes first: a new request in the same millisecond as the decision of the previous one would
+ * otherwise be ordered by its id alone.
+ */
 export async function latestOfExecution(db: Db, executionId: string): Promise<ApprovalRequest | undefined> {
   const row = (await db(TABLE)
     .where({ execution_id: executionId })
-    .orderBy([
-      { column: 'requested_at', order: 'desc' },
-      { column: 'approval_request_id', order: 'desc' },
-    ])
+    .orderByRaw(`(status = 'pending') desc, requested_at desc, approval_request_id desc`)
     .first()) as Row | undefined;
   return row ? toRequest(row) : undefined;
 }

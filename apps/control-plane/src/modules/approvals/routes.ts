@@ -89,12 +89,18 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
     requestApproval(ctx, nodeIdOf(ctx)),
   );
 
-  router.get('/api/v1/executions/:id/approval-status', async (ctx) => {
+  async function approvalStatus(ctx: Context, nodeId?: string) {
     const id = executionIdOf(ctx);
     const query = parseWith(ApprovalStatusQuerySchema, ctx.query, 'query');
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = approvalView(await service.status(id, query.approval_request_id));
-  });
+    ctx.body = approvalView(await service.status(id, query.approval_request_id, nodeId));
+  }
+
+  router.get('/api/v1/executions/:id/approval-status', (ctx) => approvalStatus(ctx));
+  // Where both SDKs poll (their get_approval_status / waitForApproval); the node must be the execution's.
+  router.get('/api/v1/agents/:node_id/executions/:id/approval-status', (ctx) =>
+    approvalStatus(ctx, nodeIdOf(ctx)),
+  );
 
   router.post('/api/v1/webhooks/approval', async (ctx) => {
     const text = await readBodyText(ctx, APPROVAL_BODY_LIMIT);

@@ -88,8 +88,10 @@ function httpUrl(what: string) {
  */
 export const RequestApprovalSchema = z.object({
   approval_request_id: ApprovalIdSchema,
-  approval_request_url: httpUrl('where a person reviews the request').meta({
-    description: 'Where a person reviews the request (your review tool); http or https.',
+  // Optional: both SDKs send it only when their caller gave one (`pause()` without a URL).
+  approval_request_url: nullable(httpUrl('where a person reviews the request')).meta({
+    description:
+      'Where a person reviews the request (your review tool); http or https. Optional: the SDKs leave it out when their caller gives none, and `waiting_for.approval_request_url` is then null.',
     example: 'https://review.example.com/requests/post-42',
   }),
   expires_in_hours: nullable(

@@ -90,7 +90,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
   /** A repeat of the request that made `existing` (SDKs retry): same id, URLs and expiry. */
   function sameRequest(existing: ApprovalRequest, input: RequestApproval, ms: number): boolean {
     return (
-      existing.approvalRequestUrl === input.approval_request_url &&
+      existing.approvalRequestUrl === (input.approval_request_url ?? null) &&
       existing.callbackUrl === (input.callback_url ?? null) &&
       Date.parse(existing.expiresAt) - Date.parse(existing.requestedAt) === ms
     );
@@ -159,7 +159,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
             {
               type: 'approval',
               approval_request_id: id,
-              approval_request_url: input.approval_request_url,
+              approval_request_url: input.approval_request_url ?? null,
               expires_at: expiresAt.toISOString(),
             },
             now,
@@ -170,7 +170,7 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
             executionId,
             nodeId: execution.node_id,
             target: execution.target,
-            approvalRequestUrl: input.approval_request_url,
+            approvalRequestUrl: input.approval_request_url ?? null,
             callbackUrl: input.callback_url ?? null,
             expiresAt,
             now,
@@ -186,8 +186,12 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
       return request;
     },
 
-    /** The execution's request with that id, or its latest one. */
-    async status(executionId: string, approvalRequestId?: string): Promise<ApprovalRequest> {
+    /**
+     * The execution's request with that id, or its latest one. With `nodeId` (the SDKs' agent
+     * path), the execution must be one of that node.
+     */
+    async status(executionId: string, approvalRequestId?: string, nodeId?: string): Promise<ApprovalRequest> {
+      if (nodeId !== undefined) checkNode(await waiting.find(db, executionId), executionId, nodeId);
       const request = approvalRequestId
         ? await findRequest(db, approvalRequestId)
         : await latestOfExecution(db, executionId);

@@ -156,7 +156,10 @@ const WaitingForSchema = z
   .looseObject({
     type: z.literal('approval'),
     approval_request_id: z.string(),
-    approval_request_url: z.string(),
+    approval_request_url: z
+      .string()
+      .nullable()
+      .meta({ description: 'Where a person reviews it; null when the agent named no page.' }),
     expires_at: Timestamp.nullable(),
   })
   .meta({ id: 'ExecutionWaitingFor', description: 'What a `waiting` execution waits for.' });

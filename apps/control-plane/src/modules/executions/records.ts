@@ -23,7 +23,8 @@ export function isTerminal(status: string): status is TerminalStatus {
 export interface WaitingFor {
   type: 'approval';
   approval_request_id: string;
-  approval_request_url: string;
+  /** null when the agent named no review page (the SDKs' pause() without a URL). */
+  approval_request_url: string | null;
   expires_at: string;
 }
 
@@ -89,7 +90,7 @@ function waitingForOf(value: WaitingFor | string): WaitingFor {
   return {
     type: stored.type,
     approval_request_id: stored.approval_request_id,
-    approval_request_url: stored.approval_request_url,
+    approval_request_url: stored.approval_request_url ?? null,
     expires_at: stored.expires_at,
   };
 }
