@@ -55,6 +55,13 @@ async function report(executionId, outcome) {
 const paused = new Map();
 
 /**
+ * Approval ids this process already acted on. Decisions are delivered at least once: a repeat
+ * (its first 2xx was lost) must not be taken for a decision about work this process lost.
+ */
+const decided = new Set();
+const DECIDED_KEPT = 10_000;
+
+/**
  * Reasoner `publish_post`: asks a person before publishing. Answers 202 at once (the control
  * plane then waits for the status callback), then asks for approval on the execution. The
  * decision arrives later at POST /webhooks/approval.
@@ -79,6 +86,12 @@ async function onDecision({
   decision,
   feedback,
 }) {
+  if (decided.has(approvalId)) {
+    console.log(`[agent] ${approvalId}: repeated delivery of ${decision}, already handled`);
+    return;
+  }
+  decided.add(approvalId);
+  if (decided.size > DECIDED_KEPT) decided.delete(decided.values().next().value);
   console.log(`[agent] ${approvalId}: ${decision}${feedback ? ` (${feedback})` : ''}`);
   const post = paused.get(executionId);
   paused.delete(executionId);

@@ -190,5 +190,46 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
         expect(ended).toMatchObject(expected);
       }
     }, 60_000);
+
+    it('has the example agent ignore a repeated delivery of a decision it already acted on', async () => {
+      // Delivery is at least once: the same decision may come again (its first 2xx was lost).
+      // The agent must not take the repeat for a decision about work it lost (it would report
+      // `failed`, racing its own report of the first).
+      const ack = (await (
+        await fetch(`${server.url}/api/v1/execute/async/publisher.publish_post`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ input: { post_id: 'dup-1' } }),
+        })
+      ).json()) as any;
+      await eventually('dup-1 waits', async () => {
+        const record = (await (
+          await fetch(`${server.url}/api/v1/executions/${ack.execution_id}`)
+        ).json()) as any;
+        return record.status === 'waiting' ? true : undefined;
+      });
+      const delivery = JSON.stringify({
+        execution_id: ack.execution_id,
+        approval_request_id: 'post-dup-1',
+        decision: 'approved',
+        feedback: null,
+      });
+      const deliver = () =>
+        fetch(`http://127.0.0.1:${agentPort}/webhooks/approval`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: delivery,
+        });
+      expect((await deliver()).status).toBe(200);
+      expect((await deliver()).status).toBe(200);
+      await agent!.waitFor('post-dup-1: repeated delivery of approved, already handled');
+      const ended = await eventually('dup-1 ends', async () => {
+        const record = (await (
+          await fetch(`${server.url}/api/v1/executions/${ack.execution_id}`)
+        ).json()) as any;
+        return ['succeeded', 'failed'].includes(record.status) ? record : undefined;
+      });
+      expect(ended).toMatchObject({ status: 'succeeded', result: { post_id: 'dup-1', published: true } });
+    }, 60_000);
   });
 }
