@@ -354,8 +354,22 @@ describe('PUT /api/v1/configs/control-plane', () => {
       ],
       [
         'nested far too deep',
-        `${'['.repeat(100_000)}${']'.repeat(100_000)}`,
-        [{ key: '(document)', message: /not valid YAML/ }],
+        `${'['.repeat(10_000)}${']'.repeat(10_000)}`,
+        [{ key: '(document)', message: /nested more than 32 levels deep/ }],
+      ],
+      // Two of these once ended the process (a fatal V8 error with the parser's stack deep).
+      ['unclosed braces', '{'.repeat(2000), [{ key: '(document)', message: /nested more than 32/ }]],
+      ['unclosed braces again', '{'.repeat(2000), [{ key: '(document)', message: /nested more than 32/ }]],
+      ['unclosed brackets', '['.repeat(14_000), [{ key: '(document)', message: /nested more than 32/ }]],
+      [
+        'thousands of keys',
+        Array.from({ length: 5000 }, (_, i) => `k${i}: v`).join('\n'),
+        [{ key: '(document)', message: /more than 1000 entries/ }],
+      ],
+      [
+        'over 64 KiB',
+        `logging:\n  level: debug\n# ${'x'.repeat(64 * 1024)}\n`,
+        [{ key: '(document)', message: /a settings document is at most 65536 bytes/ }],
       ],
       ['a section as a value', 'node_health: 5\n', [{ key: 'node_health', message: /expected a mapping/ }]],
       [

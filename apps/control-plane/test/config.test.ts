@@ -19,6 +19,7 @@ import {
   putStoredConfig,
 } from '../src/modules/config-store/repository.ts';
 import { createConfigReloader, createLiveConfig } from '../src/platform/config/live-config.ts';
+import { checkStoredSettings } from '../src/platform/config/load-config.ts';
 import { settingsTable } from '../src/platform/config/setting.ts';
 
 let handle: TestDatabase;
@@ -506,6 +507,52 @@ describe('loadConfig from the database (SERVICE_CONFIG_SOURCE=db)', () => {
     const config = await loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log });
     expect(config.server.port).toBe(8080);
     expect(logged).toEqual([expect.stringMatching(/no stored config named "control-plane"/)]);
+  });
+});
+
+describe('settings documents beyond what a settings document needs', () => {
+  // The YAML parser composes nested collections recursively and checks keys pairwise: a few KB
+  // nested thousands deep crashed the whole process (a fatal V8 out-of-memory while the stack was
+  // deep, not an exception), and a flat mapping of 70,000 keys held the event loop for minutes.
+  // Such documents are refused before the parser sees them.
+  const check = (text: string) => checkStoredSettings(SETTINGS_TREE, text, 'request body');
+
+  it('refuses nesting past 32 levels, in flow and block style, without composing it', () => {
+    for (const text of [
+      '{'.repeat(2000),
+      '['.repeat(2000),
+      '{'.repeat(14_000),
+      '['.repeat(14_000),
+      `${'['.repeat(40)}${']'.repeat(40)}`,
+      '- '.repeat(40),
+      Array.from({ length: 40 }, (_, i) => `${' '.repeat(i)}a:`).join('\n'),
+    ]) {
+      const issues = check(text);
+      expect(issues, text.slice(0, 50)).toHaveLength(1);
+      expect(issues[0]).toMatchObject({ key: '(document)', source: 'request body' });
+      expect(issues[0]!.message).toMatch(/nested more than 32 levels deep/);
+    }
+    // 32 levels parse as usual (and fail for what they are).
+    expect(check(`${'['.repeat(32)}${']'.repeat(32)}`)[0]!.message).toMatch(/expected a mapping/);
+  });
+
+  it('refuses more than 1000 entries and more than 64 KiB, reporting one problem', () => {
+    const keys = Array.from({ length: 5000 }, (_, i) => `k${i}: v`).join('\n');
+    const many = check(keys);
+    expect(many).toHaveLength(1);
+    expect(many[0]!.message).toMatch(/more than 1000 entries/);
+    const long = check(`# ${'x'.repeat(64 * 1024)}\nlogging:\n  level: debug\n`);
+    expect(long).toHaveLength(1);
+    expect(long[0]).toMatchObject({ key: '(document)', source: 'request body' });
+    expect(long[0]!.message).toMatch(/is 65563 bytes; a settings document is at most 65536 bytes/);
+    // Under the limit, a long comment is just a comment.
+    expect(check(`logging:\n  level: debug\n# ${'x'.repeat(60 * 1024)}\n`)).toEqual([]);
+  });
+
+  it('applies the same limits to the file a load reads', async () => {
+    const error = await loadError(loadConfig({ env: {}, filePath: writeYaml('['.repeat(5000)), log }));
+    expect(error.issues).toHaveLength(1);
+    expect(error.issues[0]!.message).toMatch(/nested more than 32 levels deep/);
   });
 });
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { type CST, Parser, parse as parseYaml } from 'yaml';
 import { type Setting, type SettingsTree, settingsOf, type ValuesOf, valuesOf } from './setting.ts';
 
 /** The name of the stored config the control plane reads when config_source is `db`. */
@@ -117,7 +117,61 @@ function flatten(cat: Catalogue, document: unknown, label: string, problems: Pro
   return values;
 }
 
+/** Largest settings document read (file, stored config, or a text checked before it is stored). */
+export const MAX_SETTINGS_BYTES = 64 * 1024;
+/** Deepest nesting of collections in a settings document; the settings tree itself is 4 deep. */
+export const MAX_SETTINGS_DEPTH = 32;
+/** Most collection entries (keys and list items) in a settings document, all levels together. */
+export const MAX_SETTINGS_ENTRIES = 1000;
+
+/**
+ * Why a text is no settings document, judged before the YAML parser composes it, or undefined.
+ * The parser composes nested collections recursively and checks a mapping's keys pairwise: a few
+ * KB nested thousands deep can end the process (V8 gives up compiling a regular expression with
+ * the stack nearly exhausted, a fatal error rather than an exception) and a mapping of many
+ * thousand keys holds the event loop for minutes. The token tree is built without recursion and
+ * walked here with an explicit stack, so these limits cost one linear pass over at most 64 KiB.
+ */
+function shapeProblem(text: string): string | undefined {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_SETTINGS_BYTES) {
+    return `is ${bytes} bytes; a settings document is at most ${MAX_SETTINGS_BYTES} bytes`;
+  }
+  let entries = 0;
+  for (const top of new Parser().parse(text)) {
+    const pending: Array<{ token: CST.Token | null | undefined; depth: number }> = [{ token: top, depth: 0 }];
+    while (pending.length > 0) {
+      const { token, depth } = pending.pop()!;
+      if (!token) continue;
+      if (token.type === 'document') {
+        pending.push({ token: token.value, depth });
+      } else if (
+        token.type === 'block-map' ||
+        token.type === 'block-seq' ||
+        token.type === 'flow-collection'
+      ) {
+        if (depth >= MAX_SETTINGS_DEPTH) {
+          return `is nested more than ${MAX_SETTINGS_DEPTH} levels deep; a settings document needs a few`;
+        }
+        entries += token.items.length;
+        if (entries > MAX_SETTINGS_ENTRIES) {
+          return `has more than ${MAX_SETTINGS_ENTRIES} entries; the control plane has far fewer settings`;
+        }
+        for (const item of token.items) {
+          pending.push({ token: item.key, depth: depth + 1 }, { token: item.value, depth: depth + 1 });
+        }
+      }
+    }
+  }
+  return undefined;
+}
+
 function parseYamlLayer(cat: Catalogue, text: string, label: string, problems: Problems): Values {
+  const shape = shapeProblem(text);
+  if (shape) {
+    problems.push({ key: DOCUMENT_KEY, source: label, message: shape, line: `${label} ${shape}` });
+    return new Map();
+  }
   let document: unknown;
   try {
     document = parseYaml(text);
