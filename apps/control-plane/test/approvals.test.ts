@@ -573,6 +573,55 @@ describe('POST /api/v1/webhooks/approval', () => {
   });
 });
 
+describe('the synchronous lane (POST /api/v1/execute/{target}) while the execution waits', () => {
+  it('answers the result once the decision came and the agent reported', async () => {
+    const a = await agent();
+    const apr = approvalId('sync');
+    const answer = api('POST', `/api/v1/execute/${a.nodeId}.publish`, { input: { approval_id: apr } });
+    const pause = await until('the agent paused', async () => a.pauses[0]);
+    expect(pause.status).toBe(200);
+    expect((await record(pause.executionId)).status).toBe('waiting');
+    await api('POST', '/api/v1/webhooks/approval', { approval_request_id: apr, decision: 'approved' });
+    await cp.parts.approvals.callbacks.runOnce();
+    const done = await answer;
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({
+      execution_id: pause.executionId,
+      status: 'succeeded',
+      result: { decision: 'approved', feedback: null },
+    });
+  });
+
+  it('times out as usual when no decision comes in time: the request is cancelled, a decision then 409', async () => {
+    const short = await startTestControlPlane({
+      config: (config) => {
+        config.executionQueue.syncTimeoutMs = 1_500;
+      },
+    });
+    try {
+      const a = await startApprovalAgent({ controlPlaneUrl: short.base, nodeId: uniqueNodeId('sync-to') });
+      agents.push(a);
+      await a.register();
+      const apr = approvalId('sync-to');
+      const answer = await call(short.base, 'POST', `/api/v1/execute/${a.nodeId}.publish`, {
+        input: { approval_id: apr },
+      });
+      expect(answer.status).toBe(504);
+      const id = a.pauses[0]!.executionId;
+      expect((await call(short.base, 'GET', `/api/v1/executions/${id}`)).body.status).toBe('timeout');
+      const status = await call(short.base, 'GET', `/api/v1/executions/${id}/approval-status`);
+      expect(status.body).toMatchObject({ status: 'cancelled', decision: null });
+      const late = await call(short.base, 'POST', '/api/v1/webhooks/approval', {
+        approval_request_id: apr,
+        decision: 'approved',
+      });
+      expect(late.status).toBe(409);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
 describe('an execution that ends while waiting', () => {
   it('takes its open request with it (cancelled), and a later decision is a conflict', async () => {
     const a = await agent();
