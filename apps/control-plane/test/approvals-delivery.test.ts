@@ -122,6 +122,34 @@ describe('delivery of the decision to the agent', () => {
     expect(a.callbacks).toHaveLength(11);
   });
 
+  it('does not deliver a decision again once the execution has asked anew: the agent had it', async () => {
+    // The agent took decision A (its 2xx was lost with a replica, say) and paused again for B. A
+    // repeat of A now would be read by the SDKs as the answer to B: they resolve a pause whose
+    // approval id they do not know by its execution id.
+    const a = await agent();
+    const first = approvalId('moved-on');
+    const id = await paused(a, { approval_id: first, callback: false });
+    // A's decision, to a callback_url, as if the agent had asked with one.
+    await cp.handle
+      .db('approval_requests')
+      .where({ approval_request_id: first })
+      .update({
+        callback_url: `${a.url}/webhooks/approval`,
+      });
+    await decide(first, 'request_changes', 'shorter');
+    cp.clock.advance(1_000);
+    const second = approvalId('moved-on');
+    const again = await call(cp.base, 'POST', `/api/v1/executions/${id}/request-approval`, {
+      approval_request_id: second,
+      callback_url: `${a.url}/webhooks/approval`,
+    });
+    expect(again.status).toBe(200);
+    await cp.parts.approvals.callbacks.runOnce();
+    expect(a.callbacks).toEqual([]);
+    expect((await status(id, first)).callback).toMatchObject({ status: 'abandoned', attempts: 0 });
+    expect((await record(id)).status).toBe('waiting');
+  });
+
   it('claims again a delivery whose replica crashed mid-attempt, once its lease expires', async () => {
     const a = await agent();
     const apr = approvalId('crash');

@@ -8,6 +8,7 @@ import { type ExecutionWaiting, isTerminal } from '../executions/index.ts';
 import {
   type ApprovalRequest,
   claimDueCallbacks,
+  latestOfExecution,
   nextCallbackDueAt,
   recordCallbackAttempt,
 } from './repository.ts';
@@ -157,6 +158,22 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
           replicaId,
           statusCode: null,
           error: `the execution ended (${execution?.status ?? 'removed'}) before the agent took the decision`,
+          next: { status: 'abandoned' },
+          countAttempt: false,
+          now: new Date(start),
+        });
+        return;
+      }
+      // The execution asked for approval again since: the agent had this decision (its 2xx was
+      // lost). A repeat now would answer the new pause, since the SDKs resolve a pause whose
+      // approval id they do not know by its execution id.
+      const latest = await latestOfExecution(db, delivery.executionId);
+      if (latest && latest.approvalRequestId !== delivery.approvalRequestId) {
+        await recordCallbackAttempt(db, {
+          id: delivery.approvalRequestId,
+          replicaId,
+          statusCode: null,
+          error: `the execution asked for approval again ("${latest.approvalRequestId}") after this decision, so the agent had it; not delivered again`,
           next: { status: 'abandoned' },
           countAttempt: false,
           now: new Date(start),

@@ -47,7 +47,7 @@ const CallbackSchema = z
     url: z.string(),
     status: z.enum(CALLBACK_STATUSES).nullable().meta({
       description:
-        'null until there is something to deliver; `pending`: waiting for its next attempt; `delivering`: an attempt is in flight; `delivered`: the agent answered 2xx; `abandoned`: the execution ended before the agent took it.',
+        'null until there is something to deliver; `pending`: waiting for its next attempt; `delivering`: an attempt is in flight; `delivered`: the agent answered 2xx; `abandoned`: the execution ended before the agent took it, or asked for approval again (so the agent had it).',
     }),
     attempts: z.int().min(0),
     last_status_code: z.int().nullable(),
