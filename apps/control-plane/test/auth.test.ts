@@ -251,6 +251,25 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
   });
 });
 
+describe('API key configured with surrounding whitespace', () => {
+  it('is matched as the key without it, which is all a header can carry', async () => {
+    // SERVICE_API_KEY from a secret file often ends in a newline; HTTP strips whitespace around
+    // header values, so compared as configured no request could ever carry it.
+    const padded = await serve((config) => {
+      config.api.auth = { apiKey: ` ${KEY}\n`, skipPaths: [] };
+    });
+    const carriers: Array<Record<string, string>> = [
+      { 'X-API-Key': KEY },
+      { Authorization: `Bearer ${KEY}` },
+    ];
+    for (const headers of carriers) {
+      expect((await fetch(`${padded}${PROTECTED}`, { headers })).status).not.toBe(401);
+    }
+    expect((await fetch(`${padded}${PROTECTED}?api_key=${KEY}`)).status).not.toBe(401);
+    expect((await fetch(`${padded}${PROTECTED}`, { headers: { 'X-API-Key': 'x' } })).status).toBe(401);
+  });
+});
+
 describe('API-key authentication off', () => {
   it('lets every request through when SERVICE_API_KEY is unset or empty', async () => {
     const open = await serve((config) => {

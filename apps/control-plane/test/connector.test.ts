@@ -196,6 +196,24 @@ describe('connector authentication', () => {
     }
   });
 
+  it('accepts a token configured with surrounding whitespace, which no header can carry', async () => {
+    // A token read from a secret file often ends in a newline; HTTP strips whitespace around a
+    // header value, so compared as configured it could never match and the connector stayed 401.
+    const padded = await controlPlane({ token: `  ${TOKEN}\n` });
+    try {
+      for (const headers of [BEARER, { 'X-Connector-Token': TOKEN }] as Headers[]) {
+        expect((await call(padded.base, 'GET', '/connector/manifest', undefined, headers)).status).toBe(200);
+      }
+      expectProblem(
+        await call(padded.base, 'GET', '/connector/manifest', undefined, { Authorization: 'Bearer x' }),
+        401,
+        'unauthorized',
+      );
+    } finally {
+      await padded.close();
+    }
+  });
+
   it('is neither protected nor unlocked by the API key', async () => {
     // The API key alone (every carrier) is not the connector token.
     for (const headers of [{ 'X-API-Key': API_KEY }, { Authorization: `Bearer ${API_KEY}` }] as Headers[]) {

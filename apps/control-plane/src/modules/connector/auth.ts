@@ -52,7 +52,9 @@ export function authenticate(
   access: ConnectorAccess,
   headers: Record<string, string | string[] | undefined>,
 ): void {
-  const expected = access.token?.trim() ? access.token : undefined;
+  // Trimmed as the presented token is: HTTP strips whitespace around header values, so a token
+  // configured with a trailing newline (a secret file) could otherwise never be presented.
+  const expected = access.token?.trim() || undefined;
   if (!expected) throw connectorDisabled();
   const given = presentedToken(headers);
   if (given === undefined || !keysMatch(given, expected)) {

@@ -76,7 +76,11 @@ function firstValue(value: string | string[] | undefined): string | undefined {
  * carrier: clients and proxies send `X-API-Key:` or `Bearer ` with an unset variable, which carries
  * no key and must not hide one given lower down.
  */
-export function checkApiKey(carriers: KeyCarriers, apiKey: string): AuthOutcome {
+export function checkApiKey(carriers: KeyCarriers, configured: string): AuthOutcome {
+  // HTTP strips whitespace around header values, so a key configured with a trailing newline (a
+  // secret file) is compared without it, or no header could ever carry it. A blank key stays a
+  // key nobody can send: trimming never turns authentication off.
+  const apiKey = configured.trim() || configured;
   const header = firstValue(carriers.headers['x-api-key'])?.trim();
   if (header) {
     return keysMatch(header, apiKey)
