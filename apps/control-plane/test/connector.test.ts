@@ -593,6 +593,21 @@ describe('PUT /connector/reasoners/:id/versions/:version/weight', () => {
     expect(await weights()).toEqual([100, 300]);
   });
 
+  it('answers every one of many concurrent weight changes, the last written staying', async () => {
+    // Each change used to read the row, then write it only if its revision had not moved, giving
+    // up (500) after 8 lost races: a pipeline setting weights in parallel lost some of them.
+    const weightsSent = Array.from({ length: 40 }, (_, i) => i + 1);
+    const answers = await Promise.all(
+      weightsSent.map((weight) =>
+        call(cp.base, 'PUT', path(nodeId, '1.0.0'), { weight }, BEARER).then((r) => r.status),
+      ),
+    );
+    expect(answers).toEqual(weightsSent.map(() => 200));
+    expect(weightsSent).toContain((await weights())[0]);
+    expect(cp.errors).toEqual([]);
+    await call(cp.base, 'PUT', path(nodeId, '1.0.0'), { weight: 100 }, BEARER);
+  });
+
   it('sets a node version through a function id too, the weight applying to the whole version', async () => {
     const response = await call(cp.base, 'PUT', path(`${nodeId}.skill:word_count`), { weight: 0 }, BEARER);
     expect(response.body).toMatchObject({ traffic_weight: 0, traffic_share: 0, routable: false });

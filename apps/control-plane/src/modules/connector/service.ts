@@ -137,7 +137,7 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
      */
     async setWeight(scope: VersionScope, version: string, weight: number) {
       const { instance } = await oneVersion(scope, version);
-      const updated = await setTrafficWeight(nodes, instance, weight);
+      const updated = await setTrafficWeight(deps.db, nodes, instance, weight);
       if (!updated) throw versionNotFound(scope.fn?.id ?? scope.nodeId, version, []);
       if (updated.trafficWeight !== instance.trafficWeight || updated.revision !== instance.revision) {
         deps.log?.info(

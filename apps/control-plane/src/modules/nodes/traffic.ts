@@ -1,6 +1,7 @@
 import { toIso } from '@switchyard/shared';
+import type { Knex } from 'knex';
 import { NODES_TOPIC, type NodeUpdatedEvent } from './events.ts';
-import type { InstanceKey } from './repository.ts';
+import { type InstanceKey, lockInstance, updateInstanceIfRevision } from './repository.ts';
 import type { NodeRuntime } from './runtime.ts';
 import type { NodeInstanceRecord } from './schemas.ts';
 
@@ -53,8 +54,14 @@ async function publishAndAwaitEcho(runtime: NodeRuntime, event: NodeUpdatedEvent
  * `node.updated` event this publishes, and this replica's before the function returns. Undefined
  * when the instance is not registered. Setting the weight it already has writes and announces
  * nothing.
+ *
+ * The write holds the instance's row lock: a weight does not depend on what else the row says,
+ * so concurrent changes (a pipeline setting weights in parallel, on any replica) queue and each
+ * is written, the last one staying. Read-then-compare-revision, as status transitions do, gave
+ * up with an error after a few lost races.
  */
 export async function setTrafficWeight(
+  db: Knex,
   runtime: NodeRuntime,
   key: InstanceKey,
   weight: number,
@@ -62,9 +69,15 @@ export async function setTrafficWeight(
   if (!Number.isInteger(weight) || weight < 0 || weight > MAX_TRAFFIC_WEIGHT) {
     throw new RangeError(`traffic weight must be an integer from 0 to ${MAX_TRAFFIC_WEIGHT}`);
   }
-  const applied = await runtime.transitions.apply(key, (current) =>
-    current.trafficWeight === weight ? null : { trafficWeight: weight },
-  );
+  const applied = await db.transaction(async (trx) => {
+    const current = await lockInstance(trx, key);
+    if (!current || current.evictedAt !== null) return undefined;
+    if (current.trafficWeight === weight) return { record: current, written: false };
+    const at = new Date(runtime.clock.now());
+    const record = await updateInstanceIfRevision(trx, key, current.revision, { trafficWeight: weight }, at);
+    // The row is locked, so its revision cannot have moved since it was read.
+    return { record: record ?? current, written: record !== undefined };
+  });
   if (!applied) return undefined;
   if (applied.written) {
     await publishAndAwaitEcho(runtime, {
