@@ -208,6 +208,9 @@ describe('PUT, GET, DELETE /api/v1/configs/{config_name}', () => {
       ['empty', '', {}],
       ['form-encoded', 'a=1', { 'content-type': 'application/x-www-form-urlencoded' }],
       ['multipart', '--x--', { 'content-type': 'multipart/form-data; boundary=x' }],
+      // A compressed body would be stored compressed (or refused as "not UTF-8", which misleads).
+      ['gzip', 'a: 1\n', { 'content-encoding': 'gzip' }],
+      ['deflate', 'a: 1\n', { 'content-encoding': 'deflate' }],
     ];
     for (const [what, body, headers] of cases) {
       const answer = await put('bad-body', body, headers);
@@ -219,6 +222,7 @@ describe('PUT, GET, DELETE /api/v1/configs/{config_name}', () => {
     // One through call() so the answer is checked against the document.
     expect((await putChecked('bad-body', '')).status).toBe(400);
     expect((await call(cp.base, 'GET', '/api/v1/configs/bad-body/versions')).status).toBe(404);
+    expect((await put('plain', 'a: 1\n', { 'content-encoding': 'identity' })).status).toBe(201);
   });
 
   it('records X-Updated-By only when it is short printable text', async () => {

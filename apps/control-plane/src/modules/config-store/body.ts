@@ -30,6 +30,16 @@ export async function readConfigText(ctx: Context, limit: number): Promise<strin
       "Send the text as is, e.g. curl --data-binary @config.yaml -H 'content-type: text/yaml'.",
     );
   }
+  // The bytes are stored as they come: a compressed body would be kept compressed, or refused as
+  // "not UTF-8", which says nothing of the cause.
+  const encoding = ctx.get('content-encoding').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity') {
+    throw invalidBody(
+      `The body is sent with Content-Encoding ${encoding}; a configuration is sent uncompressed.`,
+      'content-encoded',
+      'Send the text as is, without Content-Encoding.',
+    );
+  }
   const header = ctx.get('content-length');
   const length = /^\d+$/.test(header) ? Number(header) : undefined;
   let bytes: Buffer;
