@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
 import { createForwarder, type Forwarder } from '../src/modules/observability/index.ts';
-import { createEventLog } from '../src/platform/events/index.ts';
+import { createEventLog, type EventLog } from '../src/platform/events/index.ts';
 import {
   call,
   registration,
@@ -585,6 +585,90 @@ describe('a second forwarder', () => {
     await forwardUntil(second, () => collector.events().length === 16, 'forward the last event');
     expect(collector.events()).toHaveLength(16);
     expect(errors).toEqual([]);
+  });
+
+  it('a forwarder whose lease lapsed while another forwarded reads on from the stored cursors, not its own', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    await configure(cp, { url: collector.url, secret: SECRET });
+    const first = await memorySet(cp, 2);
+    await forwardUntil(cp.parts.observability, () => collector.events().length === 2, 'forward two events');
+
+    // The first replica stalls past its lease; a second takes over, forwards three more events,
+    // and stops cleanly (giving the lease back).
+    cp.clock.advance(15_000);
+    const log = pino({ level: 'silent' });
+    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
+    const second = createForwarder({
+      db: cp.handle.db,
+      events: cp.events,
+      eventLog,
+      clock: cp.clock,
+      log,
+      settings: cp.config.observability,
+      allowPrivateNetworks: true,
+      replicaId: 'rep_meanwhile',
+    });
+    cleanups.push(() => eventLog.stop());
+    const more = await memorySet(cp, 3);
+    await forwardUntil(second, () => collector.events().length === 5, 'forward the later events');
+    await second.stop();
+    expect((await status(cp)).forwarder).toBeNull();
+
+    // The first one wakes up and takes the free lease: it must not send those three again.
+    await cp.parts.observability.runOnce();
+    await cp.parts.observability.runOnce();
+    expect(collector.events().map((e) => e.payload.key)).toEqual([...first, ...more]);
+    expect((await status(cp)).forwarder.replica_id).toBe(cp.parts.replica.id);
+    const last = await memorySet(cp, 1);
+    await forwardUntil(
+      cp.parts.observability,
+      () => collector.events().length === 6,
+      'forward the last event',
+    );
+    expect(collector.events().map((e) => e.payload.key)).toEqual([...first, ...more, ...last]);
+  });
+
+  it('renews its lease on time while events keep arriving (reading never holds the renewal back)', async () => {
+    const cp = await controlPlane();
+    const collector = await collectorFor();
+    await configure(cp, { url: collector.url });
+    const log = pino({ level: 'silent' });
+    const real = createEventLog({ db: cp.handle.db, events: cp.events, log });
+    cleanups.push(() => real.stop());
+    // A steady flow of events: every read of the log takes a few milliseconds and ends with new
+    // entries announced meanwhile, so the forwarder reads on and on.
+    const wakers: Array<() => void> = [];
+    const busy: EventLog = {
+      ...real,
+      follow: (stream, after, onEntry, options) => {
+        wakers.push(() => onEntry({ id: '0-0', event: 'tick', payload: {} }));
+        return real.follow(stream, after, onEntry, options);
+      },
+      page: async (stream, options) => {
+        const page = await real.page(stream, options);
+        await new Promise((resume) => setTimeout(resume, 5));
+        for (const wake of wakers) wake();
+        return page;
+      },
+    };
+    const forwarder = createForwarder({
+      db: cp.handle.db,
+      events: cp.events,
+      eventLog: busy,
+      clock: cp.clock,
+      log,
+      settings: cp.config.observability,
+      allowPrivateNetworks: true,
+      replicaId: 'rep_busy',
+      leaseTtlMs: 300,
+    });
+    cleanups.push(() => forwarder.stop());
+    forwarder.start();
+    await expect.poll(async () => (await status(cp)).forwarder?.replica_id, POLL).toBe('rep_busy');
+    cp.clock.advance(1_000);
+    const renewed = new Date(cp.clock.now() + 300).toISOString();
+    await expect.poll(async () => (await status(cp)).forwarder?.lease_expires_at, POLL).toBe(renewed);
   });
 
   it('applies settings changes without a restart: a started forwarder is woken through the event bus', async () => {

@@ -147,6 +147,12 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   /** Bumped whenever this replica stops forwarding or starts afresh: older batches commit nothing. */
   let generation = 0;
   let startedAt: Date | null = null;
+  /**
+   * Until when this replica's lease runs, as of its last renewal. Past it another replica may have
+   * taken the lease, forwarded and moved the cursors on (and given the lease back): what this
+   * replica read ahead is then stale, and no cursor of it may be written.
+   */
+  let heldUntil = 0;
   const readCursors = new Map<string, string>();
   const queue: Queued[] = [];
   const pending: Batch[] = [];
@@ -279,6 +285,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       return;
     }
     const now = clock.now();
+    const lapsed = leading && now >= heldUntil;
     let state = await acquireLease(db, {
       replicaId,
       now: new Date(now),
@@ -300,9 +307,15 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       });
       if (!state) return;
     }
-    if (!leading || state.startedAt?.getTime() !== startedAt?.getTime()) await becomeLeader(state);
+    // A lapsed lease is taken afresh: the stored cursors may have moved on meanwhile.
+    if (!leading || lapsed || state.startedAt?.getTime() !== startedAt?.getTime()) {
+      await becomeLeader(state);
+    }
+    heldUntil = now + leaseTtlMs;
     await snapshotIfDue();
-    await fill();
+    // Not awaited: under a steady flow of events the reads go on and on, and the lease must still
+    // be renewed on time (a lapsed lease lets a second replica forward the same events at once).
+    void fill();
   }
 
   async function snapshotIfDue(): Promise<void> {
@@ -486,6 +499,15 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     inFlightBytes -= batch.bytes;
   }
 
+  /**
+   * The cursors a batch may write when its commit runs: none once this replica stepped down or its
+   * lease lapsed (the lease row may be another holder's, or ours again with cursors that moved on).
+   * A skipped move costs at most a resend by the next holder, never a lost event.
+   */
+  function current(batch: Batch, cursors: Record<string, string>): Record<string, string> {
+    return batch.generation === generation && clock.now() < heldUntil ? cursors : {};
+  }
+
   /** Commits serialise, so cursors written later are never older than cursors written earlier. */
   function commit<T>(write: () => Promise<T>): Promise<T> {
     const next = commits.then(write, write);
@@ -509,7 +531,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
           recordDelivered(db, {
             replicaId,
             events: batch.events.length,
-            cursors,
+            cursors: current(batch, cursors),
             now: new Date(clock.now()),
             queueDepth: depth(),
           }),
@@ -545,7 +567,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         error: lastError,
         statusCode: lastStatus,
         createdAt: batch.createdAt,
-        cursors,
+        cursors: current(batch, cursors),
         now: new Date(clock.now()),
         queueDepth: depth(),
       }),
