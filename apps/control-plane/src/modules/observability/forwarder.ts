@@ -1,8 +1,9 @@
 import { newId, toIso } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import { doublingBackoffMs } from '../../platform/backoff.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
-import type { EventLog } from '../../platform/events/event-log.ts';
+import { EVENT_LOG_TOPIC, type EventLog } from '../../platform/events/event-log.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { EXECUTIONS_STREAM } from '../executions/index.ts';
 import { MEMORY_STREAM } from '../memory/index.ts';
@@ -32,6 +33,14 @@ export const FORWARDED_STREAMS = [EXECUTIONS_STREAM, 'nodes', MEMORY_STREAM] as 
 
 /** Entries per event-log read. */
 const PAGE_LIMIT = 256;
+
+/**
+ * Least time between two read passes woken by new events. Every execution appends events, and a
+ * pass reads each forwarded stream: woken per event, the reads cost executions a third of their
+ * throughput on the embedded database (bench/control-plane/forwarder.mjs). Batches wait up to
+ * `batch_timeout` anyway, so reading at most every 200 ms costs forwarding nothing it promised.
+ */
+const READ_INTERVAL_MS = 200;
 
 /**
  * Payload bytes (as JSON text) read ahead at most, queued and in flight together, besides the
@@ -165,7 +174,9 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   let started = false;
   let stopped = false;
   let unsubscribe: (() => void) | undefined;
-  let unfollows: Array<() => void> = [];
+  let unhint: (() => void) | undefined;
+  let readTimer: NodeJS.Timeout | undefined;
+  let lastReadAt = Number.NEGATIVE_INFINITY;
   let renewTimer: NodeJS.Timeout | undefined;
   let snapshotTimer: NodeJS.Timeout | undefined;
   let batchTimer: NodeJS.Timeout | undefined;
@@ -212,7 +223,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   }
 
   function backoffMs(attempt: number): number {
-    return Math.min(settings.initialBackoffMs * 2 ** Math.max(0, attempt - 1), settings.maxBackoffMs);
+    return doublingBackoffMs(attempt, settings.initialBackoffMs, settings.maxBackoffMs);
   }
 
   /** Stops forwarding here: what is read ahead is forgotten (the next holder reads it again). */
@@ -224,32 +235,20 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     queuedBytes = 0;
     pending.splice(0);
     readCursors.clear();
-    for (const unfollow of unfollows) unfollow();
-    unfollows = [];
+    clearTimeout(readTimer);
+    readTimer = undefined;
     clearTimeout(batchTimer);
     batchTimer = undefined;
     for (const wake of [...sleepers]) wake();
     notifyIdle();
   }
 
-  async function becomeLeader(state: ForwarderState) {
+  function becomeLeader(state: ForwarderState) {
     stepDown();
     leading = true;
     generation += 1;
     startedAt = state.startedAt;
     for (const [stream, cursor] of Object.entries(state.cursors)) readCursors.set(stream, cursor);
-    if (!started) return;
-    // The streams' tails wake the reads; the entries themselves are read with page().
-    for (const stream of FORWARDED_STREAMS) {
-      try {
-        unfollows.push(await eventLog.follow(stream, undefined, () => void fill(), {}));
-      } catch (error) {
-        log.warn(
-          { err: error, stream },
-          'observability forwarder could not follow a stream; it polls instead',
-        );
-      }
-    }
   }
 
   /** Reads the settings and the lease; the one place that decides whether this replica forwards. */
@@ -309,7 +308,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     }
     // A lapsed lease is taken afresh: the stored cursors may have moved on meanwhile.
     if (!leading || lapsed || state.startedAt?.getTime() !== startedAt?.getTime()) {
-      await becomeLeader(state);
+      becomeLeader(state);
     }
     heldUntil = now + leaseTtlMs;
     await snapshotIfDue();
@@ -345,6 +344,30 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     drain();
   }
 
+  /**
+   * New entries in a stream (the event log's hint on the bus, from this replica or another): read
+   * them, no sooner than READ_INTERVAL_MS after the last pass began. The hint carries no entries,
+   * so no tail reader runs for the forwarder; the reads are its own page() calls.
+   */
+  function onHint(hint: Record<string, unknown>): void {
+    if ((FORWARDED_STREAMS as readonly unknown[]).includes(hint.stream)) scheduleRead();
+  }
+
+  /** A read pass as soon as READ_INTERVAL_MS has passed since the last one began. */
+  function scheduleRead(): void {
+    if (stopped || !leading || readTimer) return;
+    const wait = lastReadAt + READ_INTERVAL_MS - Date.now();
+    if (wait <= 0) {
+      void fill();
+      return;
+    }
+    readTimer = setTimeout(() => {
+      readTimer = undefined;
+      void fill();
+    }, wait);
+    readTimer.unref();
+  }
+
   /** Reads the streams while there is room; resolves true when it read anything. Coalesced. */
   function fill(): Promise<boolean> {
     if (stopped || !leading) return Promise.resolve(false);
@@ -370,6 +393,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   }
 
   async function fillOnce(): Promise<boolean> {
+    lastReadAt = Date.now();
     const mine = generation;
     let any = false;
     let more = true;
@@ -470,7 +494,8 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
         .finally(() => {
           active -= 1;
           release(batch);
-          if (!stopped && leading) void fill();
+          // Room in the queue again: read on, at the pace new events are read.
+          scheduleRead();
           drain();
           notifyIdle();
         });
@@ -584,6 +609,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       if (started || stopped) return;
       started = true;
       unsubscribe = events.subscribe(OBSERVABILITY_TOPIC, () => void tick());
+      unhint = events.subscribe(EVENT_LOG_TOPIC, onHint);
       renewTimer = setInterval(() => void tick(), Math.max(1, Math.floor(leaseTtlMs / 3)));
       renewTimer.unref();
       if (settings.snapshotIntervalMs > 0) {
@@ -597,11 +623,11 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       if (stopped) return;
       stopped = true;
       unsubscribe?.();
+      unhint?.();
+      clearTimeout(readTimer);
       clearInterval(renewTimer);
       clearInterval(snapshotTimer);
       clearTimeout(batchTimer);
-      for (const unfollow of unfollows) unfollow();
-      unfollows = [];
       for (const wake of [...sleepers]) wake();
       await ticking;
       await filling;

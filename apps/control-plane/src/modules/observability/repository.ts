@@ -212,7 +212,9 @@ async function moveCursors(
 
 /**
  * A batch the collector took: counters and last forward time (facts, whoever holds the lease),
- * and the cursors it completes. One transaction.
+ * and, only while this replica holds the lease, the cursors it completes and the queue depth. One
+ * statement (it runs once per batch, beside the executions the forwarded events came from); true
+ * when the cursors moved.
  */
 export async function recordDelivered(
   db: Knex,
@@ -224,17 +226,28 @@ export async function recordDelivered(
     queueDepth: number;
   },
 ): Promise<boolean> {
-  return db.transaction(async (trx) => {
-    await trx(FORWARDER)
-      .where({ id: 1 })
-      .update({
-        forwarded_total: trx.raw('forwarded_total + ?', [options.events]),
-        last_forward_at: options.now,
-        updated_at: options.now,
-      });
-    // Even without cursors to move: the queue depth the status reports changes with every batch.
-    return moveCursors(trx, options.replicaId, options.cursors, options.now, options.queueDepth);
-  });
+  const { replicaId, now } = options;
+  const result = await db.raw(
+    `update ${FORWARDER}
+        set forwarded_total = forwarded_total + ?,
+            last_forward_at = ?,
+            cursors = case when leased_by = ? then cursors || ?::jsonb else cursors end,
+            queue_depth = case when leased_by = ? then ? else queue_depth end,
+            updated_at = ?
+      where id = 1
+      returning leased_by = ? as moved`,
+    [
+      options.events,
+      now,
+      replicaId,
+      JSON.stringify(options.cursors),
+      replicaId,
+      options.queueDepth,
+      now,
+      replicaId,
+    ],
+  );
+  return result.rows[0]?.moved === true;
 }
 
 /** A batch every attempt failed for: parked in the DLQ with its error, and the cursors move on. One transaction. */
