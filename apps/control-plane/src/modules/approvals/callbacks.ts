@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { Agent, request } from 'undici';
+import { doublingBackoffMs } from '../../platform/backoff.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import type { Logger } from '../../platform/logger.ts';
@@ -32,12 +33,11 @@ const SAFETY_WAKE_MS = 30_000;
 export const EXPIRED_NOTICE_WINDOW_MS = 24 * 3_600_000;
 
 /**
- * Delay before retry `attempt + 1`. Written here rather than taken from the webhooks feature: its
- * backoff reads the webhook settings, and these retries have their own bound (callback_max_backoff)
- * and no attempt limit (they last until the execution ends).
+ * Delay before retry `attempt + 1`: from 1 s, doubled up to approvals.callback_max_backoff, with no
+ * attempt limit (the retries last until the execution ends).
  */
 export function callbackBackoffMs(attempt: number, maxBackoffMs: number): number {
-  return Math.min(FIRST_BACKOFF_MS * 2 ** Math.max(0, attempt - 1), maxBackoffMs);
+  return doublingBackoffMs(attempt, FIRST_BACKOFF_MS, maxBackoffMs);
 }
 
 export interface CallbackDelivererDeps {

@@ -1,8 +1,8 @@
 import Router from '@koa/router';
-import { jsonTextDepth, MAX_JSON_DEPTH, ProblemError } from '@switchyard/shared';
+import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import type { Clock } from '../../platform/clock.ts';
-import { parseWith, readBodyText, readJsonBody } from '../../platform/http/request-body.ts';
+import { parseJsonText, parseWith, readBodyText, readJsonBody } from '../../platform/http/request-body.ts';
 import {
   ApprovalStatusQuerySchema,
   AwaiterStatusSchema,
@@ -33,36 +33,6 @@ function nodeIdOf(ctx: Context): string {
   const id = String(ctx.params.node_id);
   if (!PATH_ID.test(id)) throw new ProblemError('not_found', `No node "${id.slice(0, 200)}" exists.`);
   return id;
-}
-
-function invalidBody(detail: string, message: string): ProblemError {
-  return new ProblemError('invalid_request', detail, {
-    extensions: { errors: [{ field: '(body)', message }] },
-  });
-}
-
-/**
- * The decision's body as text first (a signature covers its exact bytes), then as JSON with the
- * checks every JSON body gets (platform/http/request-body.ts): type, depth, syntax.
- */
-function parseJsonText(ctx: Context, text: string): unknown {
-  if (text.trim() === '') return undefined;
-  const type = ctx.get('content-type');
-  if (type && !/json/i.test(type)) {
-    throw invalidBody(`Send the body as application/json (got ${type}).`, 'not application/json');
-  }
-  const depth = jsonTextDepth(text);
-  if (depth > MAX_JSON_DEPTH) {
-    throw invalidBody(
-      `The JSON body is nested ${depth} levels deep; the limit is ${MAX_JSON_DEPTH} levels of objects and arrays.`,
-      `nested deeper than ${MAX_JSON_DEPTH} levels`,
-    );
-  }
-  try {
-    return JSON.parse(text);
-  } catch (error) {
-    throw invalidBody(`The body is not valid JSON: ${(error as Error).message}`, 'not valid JSON');
-  }
 }
 
 export interface ApprovalsRouterDeps {

@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import { z } from 'zod';
+import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 import { findUnstorable } from '../../platform/json-storable.ts';
 import { nullable } from '../../platform/nullable.ts';
 
@@ -181,36 +182,8 @@ export const ListQuerySchema = z.object({
     .max(200)
     .optional()
     .meta({ description: 'Only requests of executions of this node.' }),
-  limit: z
-    .string()
-    .optional()
-    .meta({
-      description: `Most requests in the page (1 to ${LIST_MAX_LIMIT}, default ${LIST_DEFAULT_LIMIT}).`,
-    })
-    .transform((value, ctx) => {
-      if (value === undefined) return LIST_DEFAULT_LIMIT;
-      const n = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
-      if (n >= 1 && n <= LIST_MAX_LIMIT) return n;
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a whole number from 1 to ${LIST_MAX_LIMIT} (got ${JSON.stringify(value.slice(0, 20))})`,
-      });
-      return z.NEVER;
-    }),
-  cursor: z
-    .string()
-    .optional()
-    .meta({ description: 'Continue after the previous page: its `next_cursor`, as given.' })
-    .transform((value, ctx) => {
-      if (value === undefined) return undefined;
-      const cursor = decodeCursor(value);
-      if (cursor) return cursor;
-      ctx.addIssue({
-        code: 'custom',
-        message: 'is not a cursor this endpoint gave out (use next_cursor as is)',
-      });
-      return z.NEVER;
-    }),
+  limit: pageLimitQuery({ max: LIST_MAX_LIMIT, fallback: LIST_DEFAULT_LIMIT, items: 'requests' }),
+  cursor: pageCursorQuery(decodeCursor),
 });
 
 /** A path's node id (alias routes): one that could never exist names no node. */

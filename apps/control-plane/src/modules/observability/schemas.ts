@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 import { nullable } from '../../platform/nullable.ts';
 
 /**
@@ -36,30 +37,8 @@ export const DLQ_MAX_LIMIT = 100;
 
 /** The query of GET .../dlq. */
 export const DlqQuerySchema = z.strictObject({
-  limit: z
-    .string()
-    .optional()
-    .meta({ description: `Most batches in the page (1 to ${DLQ_MAX_LIMIT}, default ${DLQ_DEFAULT_LIMIT}).` })
-    .transform((value, ctx) => {
-      if (value === undefined) return DLQ_DEFAULT_LIMIT;
-      const n = /^\d{1,9}$/.test(value) ? Number(value) : Number.NaN;
-      if (n >= 1 && n <= DLQ_MAX_LIMIT) return n;
-      ctx.addIssue({
-        code: 'custom',
-        message: `must be a whole number from 1 to ${DLQ_MAX_LIMIT} (got ${JSON.stringify(value.slice(0, 20))})`,
-      });
-      return z.NEVER;
-    }),
-  cursor: z
-    .string()
-    .optional()
-    .meta({ description: 'Continue after the previous page: its `next_cursor`, as given.' })
-    .transform((value, ctx) => {
-      if (value === undefined) return undefined;
-      if (/^[1-9]\d{0,17}$/.test(value)) return Number(value);
-      ctx.addIssue({ code: 'custom', message: 'not a cursor this list returned' });
-      return z.NEVER;
-    }),
+  limit: pageLimitQuery({ max: DLQ_MAX_LIMIT, fallback: DLQ_DEFAULT_LIMIT, items: 'batches' }),
+  cursor: pageCursorQuery((value) => (/^[1-9]\d{0,17}$/.test(value) ? Number(value) : undefined)),
 });
 
 export const MAX_REDRIVE_BATCHES = 100;
