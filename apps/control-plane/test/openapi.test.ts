@@ -45,6 +45,10 @@ const seen = new Map<string, Set<string>>();
 
 async function listen(app: ReturnType<typeof createApp>): Promise<string> {
   const server = createServer(app.callback());
+  // Longer than any pause between two requests of this file (compiling the document's validator
+  // blocks the loop for seconds): with Node's 5 s, an idle keep-alive connection could be closed
+  // by the server just as fetch reused it, and the request failed with ECONNRESET.
+  server.keepAliveTimeout = 60_000;
   attachUpgrades(server, app.callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
   servers.push(server);
@@ -873,6 +877,11 @@ describe('real answers match the document', () => {
     expect((await exercise('GET', `${status}?approval_request_id=`)).status).toBe(400);
     expect((await exercise('GET', `${status}?approval_request_id=nope`)).status).toBe(404);
     expect((await exercise('GET', status, undefined, { key: false })).status).toBe(401);
+    const agentStatus = `/api/v1/agents/${nodeId}/executions/${id}/approval-status`;
+    expect((await exercise('GET', agentStatus)).body.status).toBe('pending');
+    expect((await exercise('GET', `${agentStatus}?approval_request_id=`)).status).toBe(400);
+    expect((await exercise('GET', agentStatus.replace(nodeId, 'oas-other-node'))).status).toBe(404);
+    expect((await exercise('GET', agentStatus, undefined, { key: false })).status).toBe(401);
     const list = await exercise('GET', '/api/v1/approvals?status=pending&limit=1');
     expect(list.body.approvals).toHaveLength(1);
     expect((await exercise('GET', '/api/v1/approvals?limit=0')).status).toBe(400);
