@@ -101,20 +101,26 @@ export function createRuntime(deps: RuntimeDeps) {
     nodes,
     observability,
     approvals,
-    /**
-     * Takes the replica lease and starts every loop. On the embedded database this process is
-     * the only one there can be, so leases left by an earlier (crashed) process end at once and
-     * its abandoned work is recovered without waiting for them to expire.
-     */
-    async start(options: { embedded: boolean }): Promise<void> {
+    /** Takes the replica lease and starts every loop. */
+    async start(): Promise<void> {
       await replica.start();
-      if (options.embedded) await expireOtherReplicas(db, replica.id, new Date(clock.now()));
       eventLog.start();
       webhooks.start();
       executions.start();
       nodes.start();
       observability.start();
       approvals.start();
+    },
+    /**
+     * Call once the server accepts requests. On the embedded database this process is the only one
+     * there can be, so leases left by an earlier (crashed) process end now, and its abandoned work
+     * is recovered without waiting for them to expire. Not sooner: the orphan grace, during which
+     * an agent that took a call from the crashed process may still report it, counts from the end
+     * of that lease, and a report can only arrive once this server listens. (With a slow start the
+     * grace had passed before the agent could reach it, and such calls were dispatched twice.)
+     */
+    async acceptingRequests(options: { embedded: boolean }): Promise<void> {
+      if (options.embedded) await expireOtherReplicas(db, replica.id, new Date(clock.now()));
     },
     /** Stops every loop (calls in flight get `graceMs` to return), then gives the lease up. */
     async stop(graceMs?: number): Promise<void> {

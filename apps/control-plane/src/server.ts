@@ -125,11 +125,12 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   // The lease is taken and the loops started before the first request can arrive: a sync call
   // served before this replica had a lease would look abandoned to the others.
   try {
-    await runtime.start({ embedded: !databaseUrl });
+    await runtime.start();
     await new Promise<void>((done, fail) => {
       server.once('error', fail);
       server.listen(config.server.port, config.server.host, done);
     });
+    await runtime.acceptingRequests({ embedded: !databaseUrl });
   } catch (error) {
     await runtime.stop(0).catch(() => {});
     await events.close();
