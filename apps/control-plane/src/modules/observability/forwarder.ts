@@ -4,6 +4,7 @@ import { doublingBackoffMs } from '../../platform/backoff.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import { EVENT_LOG_TOPIC, type EventLog } from '../../platform/events/event-log.ts';
+import { createIdleSignal } from '../../platform/idle-signal.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { EXECUTIONS_STREAM } from '../executions/index.ts';
 import { MEMORY_STREAM } from '../memory/index.ts';
@@ -186,27 +187,11 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
   let fillAgain = false;
   let commits: Promise<unknown> = Promise.resolve();
   const sleepers = new Set<() => void>();
-  const idleWaiters = new Set<() => void>();
+  const idleSignal = createIdleSignal(() => queue.length === 0 && active === 0);
 
   const depth = () => queue.length + inFlightEvents;
   const bytesAhead = () => queuedBytes + inFlightBytes;
   const sizeOf = (payload: unknown) => Buffer.byteLength(JSON.stringify(payload) ?? '');
-
-  function notifyIdle() {
-    if (queue.length > 0 || active > 0) return;
-    for (const done of [...idleWaiters]) done();
-  }
-
-  function idle(): Promise<void> {
-    if (queue.length === 0 && active === 0) return Promise.resolve();
-    return new Promise((done) => {
-      const finish = () => {
-        idleWaiters.delete(finish);
-        done();
-      };
-      idleWaiters.add(finish);
-    });
-  }
 
   /** Waits `ms`, or less when the forwarder stops or steps down (resolves false then). */
   function sleep(ms: number, batchGeneration: number): Promise<boolean> {
@@ -240,7 +225,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     clearTimeout(batchTimer);
     batchTimer = undefined;
     for (const wake of [...sleepers]) wake();
-    notifyIdle();
+    idleSignal.check();
   }
 
   function becomeLeader(state: ForwarderState) {
@@ -497,7 +482,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
           // Room in the queue again: read on, at the pace new events are read.
           scheduleRead();
           drain();
-          notifyIdle();
+          idleSignal.check();
         });
     }
   }
@@ -634,7 +619,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       queue.splice(0);
       queuedBytes = 0;
       // Posts in flight end within the HTTP timeout; their outcome is recorded before the database closes.
-      await idle();
+      await idleSignal.wait();
       await commits;
       try {
         await releaseLease(db, replicaId, new Date(clock.now()));
@@ -659,7 +644,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
       try {
         for (;;) {
           drain();
-          await idle();
+          await idleSignal.wait();
           await commits;
           if (!(await fill()) && queue.length === 0) return;
         }

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client';
 import { doublingBackoffMs } from '../../platform/backoff.ts';
 import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/index.ts';
+import { createIdleSignal } from '../../platform/idle-signal.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { createDeliveryAgents, send } from './http-delivery.ts';
 import { createWebhookMetrics } from './metrics.ts';
@@ -95,25 +96,9 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
   let timerAt = Number.POSITIVE_INFINITY;
   let pumping: Promise<void> | undefined;
   let again = false;
-  const idleWaiters = new Set<() => void>();
+  const idleSignal = createIdleSignal(() => queue.length === 0 && active === 0);
 
   const leaseUntil = (now: number) => new Date(now + settings.webhookTimeoutMs + LEASE_MARGIN_MS);
-
-  function notifyIdle() {
-    if (queue.length > 0 || active > 0) return;
-    for (const wake of [...idleWaiters]) wake();
-  }
-
-  function idle(): Promise<void> {
-    if (queue.length === 0 && active === 0) return Promise.resolve();
-    return new Promise((done) => {
-      const finish = () => {
-        idleWaiters.delete(finish);
-        done();
-      };
-      idleWaiters.add(finish);
-    });
-  }
 
   /** Sets the timer for `at` unless one is already set earlier. */
   function wakeAt(at: number) {
@@ -209,7 +194,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
           held.delete(delivery.deliveryId);
           if (backlog && queue.length <= settings.webhookQueueSize / 2) void pump();
           drain();
-          notifyIdle();
+          idleSignal.check();
         });
     }
   }
@@ -306,7 +291,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
         log.warn({ err: error }, 'could not hand back claimed webhook deliveries; their leases will expire');
       }
       // Attempts in flight end within the timeout; their outcome is recorded before the database closes.
-      await idle();
+      await idleSignal.wait();
       agents.destroy();
     },
 
@@ -323,7 +308,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
       for (;;) {
         const before = claimed;
         await pump();
-        await idle();
+        await idleSignal.wait();
         if (claimed === before && !backlog) return;
       }
     },
