@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NODES_TOPIC } from '../src/modules/nodes/index.ts';
-import { createForwarder, type Forwarder } from '../src/modules/observability/index.ts';
+import { createForwarder, type Forwarder, type ForwarderDeps } from '../src/modules/observability/index.ts';
 import { createEventLog, type EventLog } from '../src/platform/events/index.ts';
 import {
   call,
@@ -106,6 +106,35 @@ const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/**
+ * Another replica's forwarder on `cp`'s database, with an event log of its own (`log` silent
+ * unless given), both stopped after the test; `overrides` replace any of its deps.
+ */
+function replicaForwarder(
+  cp: TestControlPlane,
+  replicaId: string,
+  overrides: Partial<ForwarderDeps> = {},
+): Forwarder {
+  const log = overrides.log ?? pino({ level: 'silent' });
+  const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
+  const forwarder = createForwarder({
+    db: cp.handle.db,
+    events: cp.events,
+    eventLog,
+    clock: cp.clock,
+    log,
+    settings: cp.config.observability,
+    allowPrivateNetworks: true,
+    replicaId,
+    ...overrides,
+  });
+  cleanups.push(async () => {
+    await forwarder.stop();
+    await eventLog.stop();
+  });
+  return forwarder;
+}
 
 async function collectorFor(secret?: string): Promise<Collector> {
   const collector = await startCollector(secret);
@@ -549,21 +578,7 @@ describe('a second forwarder', () => {
 
     const errors: unknown[] = [];
     const log = pino({ level: 'error' }, { write: (line: string) => void errors.push(JSON.parse(line)) });
-    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
-    const second: Forwarder = createForwarder({
-      db: cp.handle.db,
-      events: cp.events,
-      eventLog,
-      clock: cp.clock,
-      log,
-      settings: cp.config.observability,
-      allowPrivateNetworks: true,
-      replicaId: 'rep_second',
-    });
-    cleanups.push(async () => {
-      await second.stop();
-      await eventLog.stop();
-    });
+    const second = replicaForwarder(cp, 'rep_second', { log });
 
     // The first replica "crashed" holding the lease: the second waits for it to expire.
     const more = await memorySet(cp, 3);
@@ -597,19 +612,7 @@ describe('a second forwarder', () => {
     // The first replica stalls past its lease; a second takes over, forwards three more events,
     // and stops cleanly (giving the lease back).
     cp.clock.advance(15_000);
-    const log = pino({ level: 'silent' });
-    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
-    const second = createForwarder({
-      db: cp.handle.db,
-      events: cp.events,
-      eventLog,
-      clock: cp.clock,
-      log,
-      settings: cp.config.observability,
-      allowPrivateNetworks: true,
-      replicaId: 'rep_meanwhile',
-    });
-    cleanups.push(() => eventLog.stop());
+    const second = replicaForwarder(cp, 'rep_meanwhile');
     const more = await memorySet(cp, 3);
     await forwardUntil(second, () => collector.events().length === 5, 'forward the later events');
     await second.stop();
@@ -721,22 +724,7 @@ describe('a forwarder that crashed with a batch in flight', () => {
     expect(collector.received[0]?.body.events.map((e: any) => e.payload.key)).toEqual(inFlight);
 
     // The first replica is gone (its post never returns); a second one waits out its lease.
-    const log = pino({ level: 'silent' });
-    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
-    const second = createForwarder({
-      db: cp.handle.db,
-      events: cp.events,
-      eventLog,
-      clock: cp.clock,
-      log,
-      settings: cp.config.observability,
-      allowPrivateNetworks: true,
-      replicaId: 'rep_next',
-    });
-    cleanups.push(async () => {
-      await second.stop();
-      await eventLog.stop();
-    });
+    const second = replicaForwarder(cp, 'rep_next');
     collector.mode = 204;
     const after = await memorySet(cp, 2);
     cp.clock.advance(15_000);
@@ -837,23 +825,9 @@ describe('huge events', () => {
     expect(sizes.size).toBe(1);
     const size = [...sizes][0] as number;
 
-    const log = pino({ level: 'silent' });
-    const eventLog = createEventLog({ db: cp.handle.db, events: cp.events, log });
-    const forwarder = createForwarder({
-      db: cp.handle.db,
-      events: cp.events,
-      eventLog,
-      clock: cp.clock,
-      log,
-      settings: cp.config.observability,
-      allowPrivateNetworks: true,
-      replicaId: 'rep_bytes',
+    const forwarder = replicaForwarder(cp, 'rep_bytes', {
       readAheadBytes: Math.floor(10.5 * size),
       batchBytes: Math.floor(3.5 * size),
-    });
-    cleanups.push(async () => {
-      await forwarder.stop();
-      await eventLog.stop();
     });
     // Closed before the forwarder stops, so its hanging posts end.
     cleanups.push(() => collector.close());
