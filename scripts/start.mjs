@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Starts both Switchyard apps on the embedded database and stops both cleanly on Ctrl-C.
-// `npm start` builds the docs site first (turbo), then runs this.
+// `npm start` builds both apps first (turbo), then runs their builds with node: never tsx.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -41,13 +41,13 @@ env.SWITCHYARD_DOCS_URL = controlPlaneDocsUrl(env);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the colour codes that end a URL.
 const listening = /listening on (https?:\/\/[^\s"'\\\x1b]+)/;
 const apps = [
-  { name: 'control-plane', entry: 'apps/control-plane/src/server.ts', ready: listening },
-  { name: 'docs', entry: 'apps/docs/server/server.ts', ready: listening },
+  { name: 'control-plane', entry: 'apps/control-plane/dist/server.js', ready: listening },
+  { name: 'docs', entry: 'apps/docs/dist/front-server.js', ready: listening },
 ];
 
 const urls = new Map();
 const children = apps.map((app) => {
-  const child = spawn(process.execPath, ['--import', 'tsx', app.entry], {
+  const child = spawn(process.execPath, ['--enable-source-maps', app.entry], {
     cwd: root,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

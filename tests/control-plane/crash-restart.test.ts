@@ -3,7 +3,7 @@
  * restart it, and find every one finished exactly once". On both databases: with DATABASE_URL a
  * throwaway PostgreSQL database, without it the embedded PGlite files the server process owns.
  *
- * A real control-plane process (src/server.ts, as `npm start` runs it) and a real agent process
+ * A real control-plane process (its build, as `npm start` runs it) and a real agent process
  * (test/helpers/execution-agent-process.mjs) answering 202 and reporting through the status
  * callback a moment later, retrying its callbacks long enough to outlive the restart. 1,000 async
  * executions are submitted, the server is SIGKILLed while most of them are still unfinished (a

@@ -1,15 +1,13 @@
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { type ExitStatus, type RunningProcess, startNode } from './child-process.ts';
 import { freePort } from './free-port.ts';
 
-/** The control plane's executable entry, run the way its `npm start` runs it (tsx). */
-const SERVER_ENTRY = fileURLToPath(new URL('../../apps/control-plane/src/server.ts', import.meta.url));
-/** tsx's loader as a file URL, so `--import` finds it whatever the working directory is. */
-const TSX_LOADER = pathToFileURL(
-  join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/loader.mjs'),
-).href;
+/**
+ * The control plane's build, run the way its `npm start` and its container run it. turbo builds it
+ * before `npm test`; after changing its code, `npm run build -w @switchyard/control-plane`.
+ */
+const SERVER_ENTRY = fileURLToPath(new URL('../../apps/control-plane/dist/server.js', import.meta.url));
 
 export interface ControlPlaneProcessOptions {
   /**
@@ -41,15 +39,18 @@ export interface ControlPlaneProcess {
 }
 
 /**
- * Starts `src/server.ts` of the control plane as a real process with only the given settings (a
+ * Starts the control plane's build (`dist/server.js`) as a real process with only the given settings (a
  * developer's SERVICE_API_KEY or DATABASE_URL must not leak in) and resolves once it answers its
  * health check. Rejects, quoting its output, if it exits or never answers.
  */
 export async function startControlPlaneProcess(
   options: ControlPlaneProcessOptions,
 ): Promise<ControlPlaneProcess> {
+  if (!existsSync(SERVER_ENTRY)) {
+    throw new Error(`No build at ${SERVER_ENTRY}: run \`npm run build -w @switchyard/control-plane\` first.`);
+  }
   const port = options.port ?? (await freePort());
-  const child = startNode(['--import', TSX_LOADER, SERVER_ENTRY], {
+  const child = startNode(['--enable-source-maps', SERVER_ENTRY], {
     cwd: options.dir,
     env: {
       PATH: process.env.PATH,

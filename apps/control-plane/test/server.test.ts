@@ -14,7 +14,8 @@ import { silentLogger } from '../src/platform/logger.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
 import { startExecutionAgent } from './helpers/execution-agent.ts';
 
-const SERVER_ENTRY = new URL('../src/server.ts', import.meta.url).pathname;
+/** The build `npm start` and the container run (turbo builds it before the tests). */
+const SERVER_ENTRY = new URL('../dist/server.js', import.meta.url).pathname;
 
 let dir: string;
 /** A PostgreSQL database of this file's own when DATABASE_URL is set; embedded PGlite otherwise. */
@@ -425,10 +426,10 @@ function logLines(stdout: string): Array<{ msg: string; level: number; [field: s
     .map((line) => JSON.parse(line));
 }
 
-/** Runs src/server.ts as a real process; `whenListening` gets the URL once it prints it. */
+/** Runs the build as a real process; `whenListening` gets the URL once it prints it. */
 function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, stop: () => void) => void) {
   return new Promise<ChildRun>((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', SERVER_ENTRY], {
+    const child = spawn(process.execPath, ['--enable-source-maps', SERVER_ENTRY], {
       env: { PATH: process.env.PATH, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -451,7 +452,7 @@ function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, 
   });
 }
 
-describe('src/server.ts as a process', () => {
+describe('the built server (dist/server.js) as a process', () => {
   it('prints its URL, serves, and exits 0 on SIGTERM after closing', async () => {
     let health: number | undefined;
     const run = await runServerProcess(baseEnv(), (url, stop) => {

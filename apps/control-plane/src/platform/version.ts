@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
+import manifest from '../../package.json' with { type: 'json' };
 
-/** The control plane's version, as its package.json states it. */
-export const VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
+/** The control plane's version, as its package.json states it (inlined by the build). */
+export const VERSION: string = manifest.version;

@@ -12,17 +12,19 @@ import { DOCS_APP_DIR } from '../../server/settings.ts';
 import { builtDist, type LogLine, startTestServer } from './support/docs-server.ts';
 
 /**
- * A copy of the server's code under a directory whose name has spaces, where `npm start` from a
+ * A copy of the server's build under a directory whose name has spaces, where `npm start` from a
  * checkout in such a directory would run it. Packages resolve from the app's node_modules above.
  */
 function serverUnderSpacedPath(): { entry: string; remove(): void } {
   const scratch = path.join(DOCS_APP_DIR, 'node_modules', '.cache');
   mkdirSync(scratch, { recursive: true });
   const root = path.join(mkdtempSync(path.join(scratch, 'docs server ')), 'my docs app');
-  cpSync(path.join(DOCS_APP_DIR, 'server'), path.join(root, 'server'), { recursive: true });
-  cpSync(path.join(DOCS_APP_DIR, 'contract'), path.join(root, 'contract'), { recursive: true });
+  mkdirSync(path.join(root, 'dist'), { recursive: true });
+  for (const file of ['front-server.js', 'front-server.js.map']) {
+    cpSync(path.join(DOCS_APP_DIR, 'dist', file), path.join(root, 'dist', file));
+  }
   return {
-    entry: path.join(root, 'server', 'server.ts'),
+    entry: path.join(root, 'dist', 'front-server.js'),
     remove: () => rmSync(path.dirname(root), { recursive: true, force: true }),
   };
 }
@@ -39,9 +41,9 @@ interface RunningProcess {
 /** Every server process a test started, so none outlives a failed test. */
 const started = new Set<ChildProcess>();
 
-/** Starts the server the way `npm start` does (node + tsx, settings from the environment). */
+/** Starts the build the way `npm start` does (node, settings from the environment). */
 function startProcess(entry: string, env: Record<string, string>): Promise<RunningProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const child = spawn(process.execPath, ['--enable-source-maps', entry], {
     env: { ...process.env, NODE_ENV: 'production', DOCS_PORT: '0', DOCS_DIST_DIR: builtDist(), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -124,7 +126,7 @@ describe('the docs server as a process', () => {
     ['production', 'JSON lines', /^\{"level":30,.*"msg":"listening on http:\/\/127\.0\.0\.1:\d+"\}/m],
   ])('on a terminal with NODE_ENV=%s logs %s', async (nodeEnv, _, expected) => {
     // `script` gives the server a pseudo-terminal for stdout, as a developer's shell does.
-    const command = `${process.execPath} --import tsx '${copy.entry}'`;
+    const command = `${process.execPath} --enable-source-maps '${copy.entry}'`;
     const child = spawn('script', ['-qec', command, '/dev/null'], {
       env: {
         ...process.env,
