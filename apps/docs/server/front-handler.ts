@@ -220,12 +220,19 @@ export function createFrontHandler(
     });
   }
 
-  function prepare(req: IncomingMessage, res: ServerResponse): Exchange {
-    const requestId = trackRequest(deps.logger, req, res, deps.onResponseClosed);
-    const target = parseTarget(req.url ?? '');
-    const pathname = target?.pathname ?? '';
+  /** The request's budget: counted, or only read for what does not spend it. */
+  function budgetOf(req: IncomingMessage, target: Target | undefined): Promise<RateLimitState> {
     const client = clientAddress(req, deps.trustedProxyHops);
-    const budget = spendsBudget(pathname) ? deps.limiter.take(client) : deps.limiter.peek(client);
+    return spendsBudget(target?.pathname ?? '') ? deps.limiter.take(client) : deps.limiter.peek(client);
+  }
+
+  function prepare(
+    req: IncomingMessage,
+    res: ServerResponse,
+    requestId: string,
+    target: Target | undefined,
+    budget: RateLimitState,
+  ): Exchange {
     const common = [
       'X-Request-ID',
       requestId,
@@ -324,11 +331,24 @@ export function createFrontHandler(
   }
 
   return (req, res) => {
-    const exchange = prepare(req, res);
-    try {
-      dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
-    } catch (error) {
-      fail(exchange, error);
-    }
+    const requestId = trackRequest(deps.logger, req, res, deps.onResponseClosed);
+    const target = parseTarget(req.url ?? '');
+    budgetOf(req, target).then(
+      (budget) => {
+        const exchange = prepare(req, res, requestId, target, budget);
+        try {
+          dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
+        } catch (error) {
+          fail(exchange, error);
+        }
+      },
+      // The limiters do not reject (the shared one falls back to counting in memory); should one
+      // ever, the request is answered as any unexpected failure is, never left hanging.
+      (error: unknown) => {
+        const budget = deps.limiter.lastKnown(clientAddress(req, deps.trustedProxyHops));
+        req.resume();
+        fail(prepare(req, res, requestId, target, budget), error);
+      },
+    );
   };
 }

@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createClientErrorHandler, createConnectHandler } from '@switchyard/shared';
-import { type Database, migrateLatest, openDatabase } from '@switchyard/shared/db';
+import { type Database, databaseKind, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApiRouter } from './api/api-router.ts';
 import { pageHandler } from './api/page.ts';
 import { searchHandler } from './api/search.ts';
@@ -19,6 +19,7 @@ import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
 import { createLogger, type Logger } from './http/logger.ts';
 import { createRateLimiter } from './http/rate-limiter.ts';
 import { originForm } from './http/request-target.ts';
+import { createSharedRateLimiter } from './http/shared-rate-limiter.ts';
 import { createStaticSite } from './http/static-files.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
 import { type DocsServerSettings, defaultSettings, settingsFromEnv } from './settings.ts';
@@ -152,11 +153,17 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     getDocumentationPage: pageHandler({ index: searchIndex, clientDir }),
     createRunShare: shares.publish,
   });
-  const limiter = createRateLimiter({
+  const budget = {
     limit: settings.rateLimit,
     windowSeconds: settings.rateWindowSeconds,
     ...(options.now ? { now: options.now } : {}),
-  });
+  };
+  // On PostgreSQL every replica counts in the same rows, so the budget per address holds however
+  // many serve the site; the embedded database belongs to one process, which counts in memory.
+  const sharedBudget = db !== undefined && databaseKind(db) === 'postgres';
+  const limiter = sharedBudget
+    ? createSharedRateLimiter({ ...budget, db: db!, logger })
+    : createRateLimiter(budget);
   let draining = false;
   const handler = createFrontHandler({
     files,
@@ -193,14 +200,14 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   });
   const deprecationLink = deprecationPolicyLink(site, DEPRECATION_POLICY_PATH);
   // The headers of every response (spec §4) for answers written straight to a socket; the budget
-  // is only peeked, keyed on the socket's peer, because there are no parsed headers to read a
-  // forwarded address from.
+  // is as this process last saw it (nothing can be awaited there), keyed on the socket's peer,
+  // because there are no parsed headers to read a forwarded address from.
   const socketHeaders = (socket: Socket) => ({
     'X-Request-ID': randomUUID(),
     'X-API-Version': API_VERSION,
     'X-Content-Type-Options': 'nosniff',
     Link: deprecationLink,
-    ...budgetHeaders(limiter.peek(peerAddress(socket))),
+    ...budgetHeaders(limiter.lastKnown(peerAddress(socket))),
   });
   // CONNECT: without a listener Node destroys the socket without answering.
   server.on(
@@ -226,7 +233,8 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     }),
   );
 
-  logger.info({ url, site }, `listening on ${url}`);
+  // Where the request budget is counted: `postgres` (shared by every replica) or `memory`.
+  logger.info({ url, site, rateLimitStore: sharedBudget ? 'postgres' : 'memory' }, `listening on ${url}`);
 
   return {
     url,
@@ -253,6 +261,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
       }
       server.closeAllConnections();
       await closed;
+      await limiter.close();
       if (ownDb) {
         await ownDb.destroy();
         logger.info('database closed');

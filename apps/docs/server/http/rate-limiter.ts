@@ -8,11 +8,29 @@ export interface RateLimitState {
   windowSeconds: number;
 }
 
+/**
+ * The request budget per client address. `take` and `peek` are asynchronous because the shared
+ * limiter (shared-rate-limiter.ts) asks the database; the in-memory one answers at once.
+ */
 export interface RateLimiter {
   /** Counts one request of the client and tells whether it is within the budget. */
-  take(client: string): RateLimitState;
+  take(client: string): Promise<RateLimitState>;
   /** The client's state without counting a request (for responses that do not spend budget). */
-  peek(client: string): RateLimitState;
+  peek(client: string): Promise<RateLimitState>;
+  /**
+   * The client's state as this process last saw it, without waiting on anything: for answers
+   * written straight to a socket (client errors, CONNECT), which are produced synchronously.
+   */
+  lastKnown(client: string): RateLimitState;
+  /** Stops background work (the shared limiter's sweeps) and waits for what is under way. */
+  close(): Promise<void>;
+}
+
+export interface RateLimitOptions {
+  limit: number;
+  windowSeconds: number;
+  /** Milliseconds since the epoch; tests move it instead of sleeping. */
+  now?: () => number;
 }
 
 interface Window {
@@ -21,64 +39,98 @@ interface Window {
 }
 
 /**
- * A fixed window per client address: the first request opens a window of `windowSeconds`, at most
- * `limit` requests are allowed in it. Fixed windows keep the headers honest and the hot path to
- * one map lookup; expired windows are swept at most once per window length so the map stays
- * bounded by the number of clients seen in the last window.
+ * Fixed windows per client in a map: what the in-memory limiter counts in, and what the shared
+ * limiter keeps as its view of the rows it last read. Expired windows are swept at most once per
+ * window length, so the map stays bounded by the number of clients seen in the last window.
  */
-export function createRateLimiter(options: {
-  limit: number;
-  windowSeconds: number;
-  now?: () => number;
-}): RateLimiter {
-  const { limit, windowSeconds } = options;
-  const windowMs = windowSeconds * 1000;
-  const now = options.now ?? Date.now;
-  const windows = new Map<string, Window>();
-  let lastSweep = now();
+export class FixedWindows {
+  private readonly windows = new Map<string, Window>();
+  private readonly windowMs: number;
+  private lastSweep: number | undefined;
 
-  function sweep(at: number): void {
-    if (at - lastSweep < windowMs) return;
-    lastSweep = at;
-    for (const [client, window] of windows) {
-      if (at - window.startedAt >= windowMs) windows.delete(client);
+  constructor(
+    readonly limit: number,
+    readonly windowSeconds: number,
+  ) {
+    this.windowMs = windowSeconds * 1000;
+  }
+
+  /** Counts one request at `at`; over the limit the answer is a refusal. */
+  take(client: string, at: number): RateLimitState {
+    this.sweep(at);
+    let window = this.current(client, at);
+    if (!window) {
+      window = { startedAt: at, count: 0 };
+      this.windows.set(client, window);
     }
+    // Refused requests are counted once past the limit (limit + 1 means "spent"), as in the
+    // shared store, so both read their state the same way.
+    if (window.count <= this.limit) window.count += 1;
+    return this.state(window.startedAt, window.count, at);
   }
 
-  function current(client: string, at: number): Window | undefined {
-    const window = windows.get(client);
-    if (window && at - window.startedAt < windowMs) return window;
-    return undefined;
+  /**
+   * The client's state at `at` without counting. Always `allowed`: what does not spend the
+   * budget (fingerprinted assets) is not refused either, even once it is spent.
+   */
+  peek(client: string, at: number): RateLimitState {
+    const window = this.current(client, at);
+    const state = window ? this.state(window.startedAt, window.count, at) : this.state(at, 0, at);
+    return { ...state, allowed: true };
   }
 
-  function state(window: Window | undefined, at: number, allowed: boolean): RateLimitState {
-    const count = window?.count ?? 0;
-    const resetMs = window ? window.startedAt + windowMs - at : windowMs;
+  /** Replaces the client's window with one read elsewhere (the shared limiter's rows). */
+  record(client: string, startedAt: number, count: number, at: number): void {
+    this.sweep(at);
+    this.windows.set(client, { startedAt, count });
+  }
+
+  /**
+   * The state of a window that started at `startedAt` and holds `count` requests, the request
+   * that was just counted included. `count` may exceed the limit (the shared store counts refused
+   * requests too, up to limit + 1): over the limit means refused. The reset is kept within one
+   * window length, in case another replica's clock, which opened the window, runs ahead of ours.
+   */
+  state(startedAt: number, count: number, at: number): RateLimitState {
+    const resetMs = startedAt + this.windowMs - at;
     return {
-      allowed,
-      limit,
-      remaining: Math.max(0, limit - count),
-      resetSeconds: Math.max(1, Math.ceil(resetMs / 1000)),
-      windowSeconds,
+      allowed: count <= this.limit,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - count),
+      resetSeconds: Math.min(this.windowSeconds, Math.max(1, Math.ceil(resetMs / 1000))),
+      windowSeconds: this.windowSeconds,
     };
   }
 
+  private current(client: string, at: number): Window | undefined {
+    const window = this.windows.get(client);
+    if (window && at - window.startedAt < this.windowMs) return window;
+    return undefined;
+  }
+
+  private sweep(at: number): void {
+    if (this.lastSweep === undefined) this.lastSweep = at;
+    if (at - this.lastSweep < this.windowMs) return;
+    this.lastSweep = at;
+    for (const [client, window] of this.windows) {
+      if (at - window.startedAt >= this.windowMs) this.windows.delete(client);
+    }
+  }
+}
+
+/**
+ * A fixed window per client address, counted in this process: the first request opens a window
+ * of `windowSeconds`, at most `limit` requests are allowed in it. Fixed windows keep the headers
+ * honest and the hot path to one map lookup. Exact for one process (the embedded database allows
+ * no other); replicas on PostgreSQL share their count through createSharedRateLimiter instead.
+ */
+export function createRateLimiter(options: RateLimitOptions): RateLimiter {
+  const now = options.now ?? Date.now;
+  const windows = new FixedWindows(options.limit, options.windowSeconds);
   return {
-    take(client) {
-      const at = now();
-      sweep(at);
-      let window = current(client, at);
-      if (!window) {
-        window = { startedAt: at, count: 0 };
-        windows.set(client, window);
-      }
-      if (window.count >= limit) return state(window, at, false);
-      window.count += 1;
-      return state(window, at, true);
-    },
-    peek(client) {
-      const at = now();
-      return state(current(client, at), at, true);
-    },
+    take: async (client) => windows.take(client, now()),
+    peek: async (client) => windows.peek(client, now()),
+    lastKnown: (client) => windows.peek(client, now()),
+    close: async () => {},
   };
 }

@@ -88,17 +88,21 @@ describe('Accept-Encoding negotiation (negotiator)', () => {
 });
 
 describe('rate limiter', () => {
-  it('allows limit requests per fixed window and reports the seconds left', () => {
+  it('allows limit requests per fixed window and reports the seconds left', async () => {
     let now = 0;
     const limiter = createRateLimiter({ limit: 2, windowSeconds: 10, now: () => now });
-    expect(limiter.peek('a')).toMatchObject({ remaining: 2, resetSeconds: 10 });
-    expect(limiter.take('a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 10 });
+    expect(await limiter.peek('a')).toMatchObject({ remaining: 2, resetSeconds: 10 });
+    expect(await limiter.take('a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 10 });
     now = 2_500;
-    expect(limiter.take('a')).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 8 });
-    expect(limiter.take('a')).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 8 });
-    expect(limiter.take('b')).toMatchObject({ allowed: true, remaining: 1 });
+    expect(await limiter.take('a')).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 8 });
+    expect(await limiter.take('a')).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 8 });
+    expect(await limiter.take('a')).toMatchObject({ allowed: false, remaining: 0, resetSeconds: 8 });
+    // A peek reports the spent budget but refuses nothing (assets do not spend it).
+    expect(await limiter.peek('a')).toMatchObject({ allowed: true, remaining: 0, resetSeconds: 8 });
+    expect(limiter.lastKnown('a')).toMatchObject({ remaining: 0, resetSeconds: 8 });
+    expect(await limiter.take('b')).toMatchObject({ allowed: true, remaining: 1 });
     now = 10_000;
-    expect(limiter.take('a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 10 });
+    expect(await limiter.take('a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 10 });
   });
 });
 

@@ -1,0 +1,184 @@
+import type { Database } from '@switchyard/shared/db';
+import type { Logger } from './logger.ts';
+import { createRateLimiter, FixedWindows, type RateLimiter, type RateLimitOptions } from './rate-limiter.ts';
+
+/** The table of the windows (migration 20261124000000_create_docs_rate_windows). */
+const TABLE = 'docs_rate_windows';
+
+/**
+ * One statement per counted request: a client without a row gets a window opened now with one
+ * request; a row whose window ended (started at or before the cutoff) starts over the same way;
+ * any other row counts one more, capped at limit + 1 ("spent"; the cap keeps a flood from
+ * growing the number). PostgreSQL runs `insert … on conflict do update` under the row's lock,
+ * so concurrent requests of one client, from any replica, are counted one after the other and
+ * no two can both be granted the last request of a window. Both SET expressions read the old row.
+ */
+const COUNT_SQL = `insert into ${TABLE} as w (client, window_start, count) values (?, ?, 1)
+on conflict (client) do update set
+  window_start = case when w.window_start <= ? then excluded.window_start else w.window_start end,
+  count = case when w.window_start <= ? then 1 else least(w.count + 1, ?) end
+returning window_start, count`;
+
+const PEEK_SQL = `select window_start, count from ${TABLE} where client = ?`;
+
+/**
+ * Deletes up to `limit` ended windows. The cutoff is checked again on the row being deleted (not
+ * only in the subquery), so a window a request re-opened meanwhile is kept.
+ */
+const SWEEP_SQL = `delete from ${TABLE} where window_start <= ? and client in
+  (select client from ${TABLE} where window_start <= ? limit ?)`;
+
+interface WindowRow {
+  window_start: Date;
+  count: number;
+}
+
+export interface SharedRateLimitOptions extends RateLimitOptions {
+  /** PostgreSQL, migrated with docsMigrations. */
+  db: Database;
+  logger: Logger;
+  /** Longest wait on the database per request before the in-memory window answers (default 500 ms). */
+  timeoutMs?: number;
+  /** Rows deleted per sweep statement (default 500), and statements per sweep (default 20). */
+  sweepBatch?: number;
+  sweepBatches?: number;
+}
+
+/**
+ * The request budget shared by every docs replica on one PostgreSQL database: one row per client
+ * address (window start, count) in `docs_rate_windows`, counted by one atomic upsert per request.
+ *
+ * Why not rate-limiter-flexible's RateLimiterPostgres, which does a similar upsert: it creates its
+ * table itself at run time (outside the docs migrations), reads `Date.now()` with no way to give it
+ * another clock (the tests move the clock instead of sleeping), and deletes expired rows in one
+ * unbounded statement on its own timer. What remains to write here is one statement, the sweep
+ * and the fallback, all of which it would have needed around it anyway.
+ *
+ * Clock: the app's (`now`), passed into the statement, not the database's `now()`. Replicas keep
+ * their clocks in step (NTP: milliseconds apart), and a difference only moves the edge of a window
+ * by that much: the count itself is one row under one lock, so it never grants more than the limit
+ * within a window whoever's clock opened it. A replica behind the one that opened the window just
+ * sees it as still open, and reports a reset no longer than the window (FixedWindows.state). With
+ * the app clock the tests drive the exact code production runs, and both limiters tell time alike.
+ *
+ * When the database fails or takes longer than `timeoutMs`, the request is counted in this
+ * process's own window instead (as on the embedded database) and the site stays up: for the outage
+ * each replica grants up to the limit by itself. The first failure is logged as a warning, the
+ * recovery as an info line with how many requests were counted in memory meanwhile; during an
+ * outage the database is tried again at most once a second, so a down database does not cost
+ * every request a failed attempt.
+ */
+export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLimiter {
+  const { db, logger, limit, windowSeconds } = options;
+  const now = options.now ?? Date.now;
+  const windowMs = windowSeconds * 1000;
+  const timeoutMs = options.timeoutMs ?? 500;
+  const sweepBatch = options.sweepBatch ?? 500;
+  const sweepBatches = options.sweepBatches ?? 20;
+  // What the rows said when this process last read them: for lastKnown() and nothing else.
+  const seen = new FixedWindows(limit, windowSeconds);
+  const fallback = createRateLimiter({ limit, windowSeconds, now });
+
+  let outage: { since: number; retryAt: number; countedInMemory: number } | undefined;
+  let lastSweep = now();
+  let sweeping: Promise<void> | undefined;
+  let closed = false;
+
+  /** Whether to ask the database now: always, except during an outage until the next retry. */
+  function tryDatabase(at: number): boolean {
+    return !outage || at >= outage.retryAt;
+  }
+
+  function failed(error: unknown, at: number, operation: string): void {
+    if (!outage) {
+      logger.warn(
+        { err: error, operation },
+        'rate limit store unavailable: counting requests in this process until the database answers again (each replica grants the full budget meanwhile)',
+      );
+      outage = { since: at, retryAt: at + 1000, countedInMemory: 0 };
+    } else {
+      outage.retryAt = at + 1000;
+    }
+  }
+
+  function recovered(at: number): void {
+    if (!outage) return;
+    logger.info(
+      { countedInMemory: outage.countedInMemory, outageMs: at - outage.since },
+      'rate limit store answers again: the budget is shared across replicas again',
+    );
+    outage = undefined;
+  }
+
+  function fromRow(client: string, row: WindowRow, at: number) {
+    const startedAt = row.window_start.getTime();
+    seen.record(client, startedAt, row.count, at);
+    return seen.state(startedAt, row.count, at);
+  }
+
+  /** Deletes ended windows in short batches, at most once per window length, in the background. */
+  function maybeSweep(at: number): void {
+    if (closed || sweeping || at - lastSweep < windowMs) return;
+    lastSweep = at;
+    const cutoff = new Date(at - windowMs);
+    sweeping = (async () => {
+      for (let batch = 0; batch < sweepBatches && !closed; batch++) {
+        const deleted: { rowCount: number } = await db.raw(SWEEP_SQL, [cutoff, cutoff, sweepBatch]);
+        if (deleted.rowCount < sweepBatch) break;
+      }
+    })()
+      .catch((error: unknown) =>
+        logger.warn({ err: error }, 'rate limit store: deleting ended windows failed'),
+      )
+      .finally(() => {
+        sweeping = undefined;
+      });
+  }
+
+  return {
+    async take(client) {
+      const at = now();
+      if (tryDatabase(at)) {
+        const cutoff = new Date(at - windowMs);
+        try {
+          const result: { rows: WindowRow[] } = await db
+            .raw(COUNT_SQL, [client, new Date(at), cutoff, cutoff, limit + 1])
+            .timeout(timeoutMs, { cancel: true });
+          recovered(at);
+          maybeSweep(at);
+          return fromRow(client, result.rows[0]!, at);
+        } catch (error) {
+          failed(error, at, 'count');
+        }
+      }
+      outage!.countedInMemory += 1;
+      return fallback.take(client);
+    },
+    async peek(client) {
+      const at = now();
+      if (tryDatabase(at)) {
+        try {
+          const result: { rows: WindowRow[] } = await db
+            .raw(PEEK_SQL, [client])
+            .timeout(timeoutMs, { cancel: true });
+          recovered(at);
+          const row = result.rows[0];
+          // A peek never refuses (see FixedWindows.peek); it only reports.
+          if (row && at - row.window_start.getTime() < windowMs)
+            return { ...fromRow(client, row, at), allowed: true };
+          return seen.state(at, 0, at);
+        } catch (error) {
+          failed(error, at, 'peek');
+        }
+      }
+      return fallback.peek(client);
+    },
+    lastKnown(client) {
+      return outage ? fallback.lastKnown(client) : seen.peek(client, now());
+    },
+    async close() {
+      closed = true;
+      await sweeping;
+    },
+  };
+}
