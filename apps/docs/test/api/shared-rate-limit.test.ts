@@ -1,0 +1,245 @@
+import {
+  createScratchDatabase,
+  type Database,
+  migrateLatest,
+  openDatabase,
+  type ScratchDatabase,
+} from '@switchyard/shared/db';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createSharedRateLimiter } from '../../server/http/shared-rate-limiter.ts';
+import { docsMigrations } from '../../server/shares/index.ts';
+import {
+  expectCommonHeaders,
+  expectProblem,
+  memoryLogger,
+  request,
+  startTestServer,
+  type TestResponse,
+} from './support/docs-server.ts';
+
+const DATABASE_URL = process.env.DATABASE_URL;
+const LIMIT = 12;
+const WINDOW_SECONDS = 60;
+
+/** Issue 12: the request budget per client address holds across docs replicas on PostgreSQL. */
+describe.skipIf(!DATABASE_URL)(
+  'rate limit shared by two replicas on one PostgreSQL database (needs DATABASE_URL: PGlite belongs to one process, so there is no second replica to share with)',
+  () => {
+    let scratch: ScratchDatabase;
+    let admin: Database;
+    let clock = Date.parse('2026-11-24T10:00:00Z');
+    // Replica B's clock can be set behind A's, as a host whose clock lags would be.
+    let skewB = 0;
+    let a: Awaited<ReturnType<typeof startTestServer>>;
+    let b: Awaited<ReturnType<typeof startTestServer>>;
+    // Each test uses addresses of its own, so budgets never carry over between tests.
+    let nextAddress = 10;
+    const address = () => ({ localAddress: `127.0.0.${nextAddress++}` });
+
+    beforeAll(async () => {
+      scratch = await createScratchDatabase(DATABASE_URL!, 'sy_docs_rate');
+      admin = await openDatabase({ url: scratch.url, poolMax: 2 });
+      const replica = (now: () => number) =>
+        startTestServer({
+          databaseUrl: scratch.url,
+          rateLimit: LIMIT,
+          rateWindowSeconds: WINDOW_SECONDS,
+          now,
+        });
+      // Each replica opens its own pool from DATABASE_URL, as two processes would.
+      a = await replica(() => clock);
+      b = await replica(() => clock - skewB);
+    });
+    afterEach(() => {
+      skewB = 0;
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await admin?.destroy();
+      await scratch?.drop();
+    });
+
+    const get = (server: { url: string }, client: { localAddress: string }, path = '/api/v1/topics') =>
+      request(`${server.url}${path}`, client);
+
+    it('says at start that the budget is counted in the database', () => {
+      for (const replica of [a, b]) {
+        expect(replica.logLines.find((line) => line.msg.startsWith('listening on'))).toMatchObject({
+          rateLimitStore: 'postgres',
+        });
+      }
+    });
+
+    it('spends one budget across both replicas: the request after the limit is refused on either', async () => {
+      const client = address();
+      for (let i = 1; i <= LIMIT; i++) {
+        const res = await get(i % 2 ? a : b, client);
+        expect(res.status, `request ${i}`).toBe(200);
+        expect(res.headers['ratelimit-remaining'], `request ${i}`).toBe(String(LIMIT - i));
+        expect(res.headers['ratelimit-reset']).toBe(String(WINDOW_SECONDS));
+      }
+      clock += 20_000;
+      const refused = [await get(a, client), await get(b, client, '/llms.txt')];
+      for (const res of refused) {
+        expectProblem(res, 429, 'rate_limited');
+        expectCommonHeaders(res, LIMIT, WINDOW_SECONDS);
+        expect(res.headers['ratelimit-remaining']).toBe('0');
+        expect(res.headers['ratelimit-reset']).toBe('40');
+        expect(res.headers['retry-after']).toBe('40');
+      }
+      // Another address has a budget of its own, on both replicas.
+      const other = address();
+      expect((await get(b, other)).headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+      expect((await get(a, other)).headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+
+      // The window ends for both replicas at once: a new one opens with the next request.
+      clock += 40_000;
+      const again = await get(b, client);
+      expect(again.status).toBe(200);
+      expect(again.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+      expect(again.headers['ratelimit-reset']).toBe(String(WINDOW_SECONDS));
+      expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+    });
+
+    it('never grants more than the limit to concurrent requests spread over both replicas', async () => {
+      const client = address();
+      const responses = await Promise.all(
+        Array.from({ length: LIMIT * 3 }, (_, i) => get(i % 2 ? a : b, client)),
+      );
+      const granted = responses.filter((res) => res.status === 200);
+      expect(granted).toHaveLength(LIMIT);
+      for (const res of responses.filter((r) => r.status !== 200)) expectProblem(res, 429, 'rate_limited');
+      // Each grant saw a different count: no two requests were given the same place in the budget.
+      const remaining = granted
+        .map((res) => Number(res.headers['ratelimit-remaining']))
+        .sort((x, y) => x - y);
+      expect(remaining).toEqual(Array.from({ length: LIMIT }, (_, i) => i));
+    });
+
+    it('reports the shared count on answers that do not spend the budget', async () => {
+      const client = address();
+      await get(a, client);
+      await get(a, client);
+      // Pagefind's files do not spend the budget; B reads the count A wrote.
+      const fragment = await get(b, client, '/pagefind/pagefind-entry.json');
+      expect(fragment.headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+    });
+
+    it('keeps one window when a replica clock lags the one that opened it', async () => {
+      const client = address();
+      skewB = 2_000;
+      expect((await get(a, client)).headers['ratelimit-reset']).toBe(String(WINDOW_SECONDS));
+      // To B the window opened 2 s in its future: still the same window, reset no longer than one.
+      const lagging = await get(b, client);
+      expect(lagging.headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+      expect(lagging.headers['ratelimit-reset']).toBe(String(WINDOW_SECONDS));
+    });
+
+    it('deletes ended windows', async () => {
+      const client = address();
+      await get(a, client);
+      const rows = () => admin('docs_rate_windows').where({ client: client.localAddress }).count({ n: '*' });
+      expect((await rows())[0]!.n).toBe(1);
+      // More than a window later the next counted request on each replica starts a sweep.
+      clock += (WINDOW_SECONDS + 1) * 1000;
+      await get(a, address());
+      await get(b, address());
+      await expect.poll(async () => (await rows())[0]!.n, { timeout: 10_000 }).toBe(0);
+    });
+
+    it('keeps answering when the database fails: each replica counts in memory, then shares again', async () => {
+      const client = address();
+      expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+      await admin.raw('alter table docs_rate_windows rename to docs_rate_windows_away');
+      let restored = false;
+      try {
+        // Each replica now counts this client on its own, from a fresh budget.
+        const onA = await get(a, client);
+        const onB = await get(b, client);
+        for (const res of [onA, onB]) {
+          expect(res.status).toBe(200);
+          expectCommonHeaders(res, LIMIT, WINDOW_SECONDS);
+          expect(res.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+        }
+        expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+        for (const replica of [a, b]) {
+          const warnings = replica.logLines.filter((line) =>
+            line.msg.startsWith('rate limit store unavailable'),
+          );
+          expect(warnings).toHaveLength(1);
+          expect(warnings[0]).toMatchObject({ level: 40, operation: 'count' });
+          expect(warnings[0]!.err?.message).toMatch(/docs_rate_windows/);
+        }
+        await admin.raw('alter table docs_rate_windows_away rename to docs_rate_windows');
+        restored = true;
+        // The database is tried again a second after the last failure; then the shared row counts.
+        clock += 1_000;
+        const shared = await get(b, client);
+        expect(shared.headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+        expect(
+          b.logLines.find((line) => line.msg.startsWith('rate limit store answers again')),
+        ).toMatchObject({
+          level: 30,
+          countedInMemory: 1,
+        });
+        expect(a.loggedErrors).toEqual([]);
+        expect(b.loggedErrors).toEqual([]);
+      } finally {
+        if (!restored) await admin.raw('alter table docs_rate_windows_away rename to docs_rate_windows');
+      }
+    });
+
+    it('answers from memory when the database does not answer in time', async () => {
+      // The limiter itself, with a short wait: the table is locked by a transaction that neither
+      // commits nor ends until the request has been answered.
+      const { logger, lines } = memoryLogger();
+      const db = await openDatabase({ url: scratch.url, poolMax: 2 });
+      const limiter = createSharedRateLimiter({ db, logger, limit: 2, windowSeconds: 60, timeoutMs: 200 });
+      const trx = await admin.transaction();
+      try {
+        await trx.raw('lock table docs_rate_windows in access exclusive mode');
+        const state = await limiter.take('203.0.113.50');
+        expect(state).toMatchObject({ allowed: true, remaining: 1 });
+        expect(
+          lines.find((line) => line.msg.startsWith('rate limit store unavailable'))?.err?.message,
+        ).toMatch(/timeout/i);
+      } finally {
+        await trx.rollback();
+        await limiter.close();
+        await db.destroy();
+      }
+    });
+  },
+);
+
+describe('rate limit on the embedded database (PGlite): counted in the one process, as before', () => {
+  let db: Database;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
+  let clock = 5_000_000;
+
+  beforeAll(async () => {
+    // Embedded whatever DATABASE_URL says: this is what `npm start` without it runs.
+    db = await openDatabase();
+    await migrateLatest(db, docsMigrations);
+    server = await startTestServer({ db, rateLimit: 3, rateWindowSeconds: 10, now: () => clock });
+  });
+  afterAll(async () => {
+    await server?.close();
+    await db?.destroy();
+  });
+
+  it('counts in memory and leaves the windows table empty', async () => {
+    expect(server.logLines.find((line) => line.msg.startsWith('listening on'))).toMatchObject({
+      rateLimitStore: 'memory',
+    });
+    const client = { localAddress: '127.0.0.40' };
+    const statuses: TestResponse[] = [];
+    for (let i = 0; i < 4; i++) statuses.push(await request(`${server.url}/api/v1/topics`, client));
+    expect(statuses.map((res) => res.status)).toEqual([200, 200, 200, 429]);
+    expect(statuses[3]!.headers['retry-after']).toBe('10');
+    clock += 10_000;
+    expect((await request(`${server.url}/api/v1/topics`, client)).headers['ratelimit-remaining']).toBe('2');
+    expect((await db('docs_rate_windows').count({ n: '*' }))[0]!.n).toBe(0);
+  });
+});
