@@ -54,7 +54,7 @@ export interface PageCommandOptions {
 /**
  * Runs one command of a page in bash as a reader would; throws, quoting its output, when it exits
  * non-zero. When the page follows it with a ```text block, its stdout must be exactly that text
- * (after `localize`), else it throws saying where.
+ * (after `localize`, trailing blank lines aside), else it throws saying where.
  */
 export async function runPageCommand(
   page: string,
@@ -74,8 +74,9 @@ export async function runPageCommand(
     );
   }
   if (example.shown?.lang === 'text') {
-    const expected = `${localize(example.shown.code).replace(/\n$/, '')}\n`;
-    if (result.stdout !== expected) {
+    // Trailing blank lines are not compared: a page's block cannot show them (promtool ends with one).
+    const expected = localize(example.shown.code).trimEnd();
+    if (result.stdout.trimEnd() !== expected) {
       throw new Error(
         `${whereOf(page, example)} \`${command}\` printed\n${result.stdout}\nbut the page shows\n${expected}`,
       );
