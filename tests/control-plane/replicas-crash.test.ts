@@ -82,7 +82,9 @@ describe('SIGKILL of one of three control-plane replicas under load', () => {
       const submissions: Submission[] = [];
       let next = 0;
       let killed: Promise<unknown> | undefined;
-      let atKill: { acknowledged: number; unfinishedOf3: number } | undefined;
+      let atKill:
+        | { acknowledged: number; unfinishedOf3: number; claimedBy3: Record<string, number> }
+        | undefined;
       const client = async () => {
         while (next < TOTAL) {
           const index = next++;
@@ -109,7 +111,16 @@ describe('SIGKILL of one of three control-plane replicas under load', () => {
               const unfinishedOf3 = mine.filter((id) => !TERMINAL.has(statuses.get(id)?.status)).length;
               const exit = await replicas[2]!.kill();
               expect(exit.signal).toBe('SIGKILL');
-              atKill = { acknowledged: submissions.filter((s) => s.id).length, unfinishedOf3 };
+              // Nothing of replica 3 changes from here on: what it held claimed when it died.
+              const held = await db('executions')
+                .select('status', db.raw('accepted_at is not null as accepted'))
+                .where({ dispatched_by: replicaIds[2], target: TARGET })
+                .whereNotIn('status', [...TERMINAL]);
+              atKill = {
+                acknowledged: submissions.filter((s) => s.id).length,
+                unfinishedOf3,
+                claimedBy3: tally(held.map((r) => `${r.status}${r.accepted ? ' (agent took it)' : ''}`)),
+              };
             })();
           }
         }
