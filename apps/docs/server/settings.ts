@@ -122,7 +122,7 @@ export const SETTINGS = [
     default: undefined,
     shownDefault: 'unset',
     description:
-      'PostgreSQL for run shares; unset means embedded PGlite under `SWITCHYARD_DATA_DIR`, in `docs/`.',
+      'PostgreSQL for run shares and the request budget, which every replica on it then shares; unset means embedded PGlite under `SWITCHYARD_DATA_DIR`, in `docs/`, and the budget is counted in the process.',
   }),
   declare({
     key: 'dataDir',
@@ -138,7 +138,7 @@ export const SETTINGS = [
     schema: booleanSetting(),
     default: 'true',
     description:
-      '`false`: no database is opened; publishing and permalinks answer `503 service_unavailable`.',
+      '`false`: no database is opened (so the budget is counted in the process); publishing and permalinks answer `503 service_unavailable`.',
   }),
   declare({
     key: 'sharesMaxBytes',
