@@ -480,7 +480,7 @@ describe('content/operations/deploy-docs-site.md', () => {
     // Nothing the build needs at run time is missing from the production install (the share
     // pages' and the 404 page's renderer loads).
     expect(errorLines(server!.output())).toEqual([]);
-    const missing = await fetch(`${url}/docs/no-such-page`);
+    const missing = await fetch(`${url}/docs/no-such-page`, { headers: { accept: 'text/html' } });
     expect(missing.status).toBe(404);
     expect(await missing.text()).toContain('Page not found');
     await server!.stop();
