@@ -1,6 +1,6 @@
 import type { Database } from '@switchyard/shared/db';
 import type { Logger } from './logger.ts';
-import { createRateLimiter, FixedWindows, type RateLimiter, type RateLimitOptions } from './rate-limiter.ts';
+import { FixedWindows, type RateLimiter, type RateLimitOptions } from './rate-limiter.ts';
 
 /** The table of the windows (migration 20261124000000_create_docs_rate_windows). */
 const TABLE = 'docs_rate_windows';
@@ -147,8 +147,8 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * the app clock the tests drive the exact code production runs, and both limiters tell time alike.
  *
  * When the database fails or takes longer than `timeoutMs`, the request is counted in this
- * process's own window instead (as on the embedded database) and the site stays up: for the outage
- * each replica grants up to the limit by itself. The first failure is logged as a warning, the
+ * process instead, on from the count it last read for the client, and the site stays up: for the
+ * outage each replica grants what is left of the budget as it last saw it, by itself. The first failure is logged as a warning, the
  * recovery as an info line with how many requests were counted in memory meanwhile; during an
  * outage the database is tried again at most once a second, so a down database does not cost
  * every request a failed attempt.
@@ -160,9 +160,9 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   const timeoutMs = options.timeoutMs ?? 500;
   const sweepBatch = options.sweepBatch ?? 500;
   const sweepBatches = options.sweepBatches ?? 20;
-  // What the rows said when this process last read them: for lastKnown() and nothing else.
+  // The rows as this process last read them. During an outage requests are counted on in here,
+  // so a client that had spent its budget (as far as this replica saw) stays refused.
   const seen = new FixedWindows(limit, windowSeconds);
-  const fallback = createRateLimiter({ limit, windowSeconds, now });
 
   let outage: { since: number; retryAt: number; countedInMemory: number } | undefined;
   let lastSweep = now();
@@ -241,7 +241,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
         }
       }
       outage!.countedInMemory += 1;
-      return fallback.take(client);
+      return seen.take(client, at);
     },
     async peek(client) {
       const at = now();
@@ -258,10 +258,10 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
           failed(error, at, 'peek');
         }
       }
-      return fallback.peek(client);
+      return seen.peek(client, at);
     },
     lastKnown(client) {
-      return outage ? fallback.lastKnown(client) : seen.peek(client, now());
+      return seen.peek(client, now());
     },
     async close() {
       closed = true;

@@ -150,19 +150,26 @@ describe.skipIf(!DATABASE_URL)(
 
     it('keeps answering when the database fails: each replica counts in memory, then shares again', async () => {
       const client = address();
+      const spent = address();
       expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+      for (let i = 0; i < LIMIT; i++) await get(a, spent);
       await admin.raw('alter table docs_rate_windows rename to docs_rate_windows_away');
       let restored = false;
       try {
-        // Each replica now counts this client on its own, from a fresh budget.
+        // Each replica now counts in the process, on from what it last read of each address.
         const onA = await get(a, client);
         const onB = await get(b, client);
         for (const res of [onA, onB]) {
           expect(res.status).toBe(200);
           expectCommonHeaders(res, LIMIT, WINDOW_SECONDS);
-          expect(res.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
         }
-        expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+        expect(onA.headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+        expect(onB.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+        expect((await get(a, client)).headers['ratelimit-remaining']).toBe(String(LIMIT - 3));
+        // The address that had spent its budget stays refused where that was seen.
+        const refused = await get(a, spent);
+        expectProblem(refused, 429, 'rate_limited');
+        expectCommonHeaders(refused, LIMIT, WINDOW_SECONDS);
         for (const replica of [a, b]) {
           const warnings = replica.logLines.filter((line) =>
             line.msg.startsWith('rate limit store unavailable'),
