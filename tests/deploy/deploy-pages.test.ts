@@ -396,6 +396,38 @@ describe('content/operations/deploy-control-plane.md', () => {
     expect(errorLines(server!.output())).toEqual([]);
   }, 420_000);
 
+  it('describes the image as apps/control-plane/Dockerfile builds it', () => {
+    const section = markdown.split('## As a container')[1]!.split('\n## ')[0]!;
+    const row = (name: string) => new RegExp(`^\\| ${name} \\| (.+) \\|$`, 'm').exec(section)?.[1] ?? '';
+    const parsed = DockerfileParser.parse(readFileSync(join(ROOT, 'apps/control-plane/Dockerfile'), 'utf8'));
+    const instructions = parsed.getInstructions();
+    const stage = instructions.slice(instructions.findLastIndex((i) => i.getKeyword() === 'FROM') + 1);
+    const content = (keyword: string) =>
+      stage.filter((i) => i.getKeyword() === keyword).map((i) => i.getRawArgumentsContent() ?? '');
+    const env = content('ENV').join(' ');
+    const facts = dockerfileFacts('apps/control-plane/Dockerfile');
+    // Listens on 0.0.0.0:8080
+    const [host, port] = /`([\d.]+):(\d+)`/.exec(row('Listens on'))!.slice(1);
+    expect(env).toContain(`CONTROL_PLANE_HOST=${host}`);
+    expect(env).toContain(`CONTROL_PLANE_PORT=${port}`);
+    expect(facts.exposed).toEqual([Number(port)]);
+    // Data in the /data volume
+    const data = /`(\/[\w/]+)`/.exec(row('Data'))![1]!;
+    expect(facts.volumes).toEqual([data]);
+    expect(env).toContain(`SWITCHYARD_DATA_DIR=${data}`);
+    // The user, the health check's rhythm, the stop signal and the command
+    expect(row('User')).toContain(`\`${content('USER')[0]}\``);
+    // The whole instruction: its flags (--interval, --retries) are not part of its arguments.
+    const healthcheck = stage.find((i) => i.getKeyword() === 'HEALTHCHECK')!.toString();
+    const interval = /--interval=(\d+)s/.exec(healthcheck)![1];
+    const retries = /--retries=(\d+)/.exec(healthcheck)![1];
+    expect(row('Health')).toContain(`every ${interval} s`);
+    expect(row('Health')).toContain(`after ${retries} failures`);
+    expect(healthcheck).toContain('/api/v1/health');
+    expect(row('Stop')).toContain(`\`STOPSIGNAL ${content('STOPSIGNAL')[0]}\``);
+    expect(row('Command')).toBe(`\`${(JSON.parse(content('CMD')[0]!) as string[]).join(' ')}\``);
+  });
+
   it('lists the compose services with the addresses compose.yaml publishes them on', () => {
     const compose = parse(readFileSync(join(ROOT, 'compose.yaml'), 'utf8'), { merge: true });
     const section = markdown.split('## With Docker Compose')[1]!.split('\n## ')[0]!;
