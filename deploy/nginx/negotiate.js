@@ -166,6 +166,13 @@ function notFound(r) {
 
 /** The catalogue entries (packages/shared/src/problem.ts) of the codes this configuration answers. */
 const PROBLEMS = {
+  400: {
+    code: 'invalid_request',
+    title: 'Invalid request',
+    resolution:
+      'Correct the value named in detail (see the endpoint reference for bounds) and send the request again.',
+    detail: () => 'The request target is not a valid path.',
+  },
   404: {
     code: 'not_found',
     title: 'Not found',
@@ -207,7 +214,8 @@ const PROBLEMS = {
 function problem(r) {
   const status = Number(r.uri.slice(r.uri.lastIndexOf('/') + 1));
   const entry = PROBLEMS[status];
-  const requested = r.variables.request_uri || '/';
+  // A target nginx could not parse (400) leaves $request_uri empty; the request line ($request) has it.
+  const requested = r.variables.request_uri || (r.variables.request || '').split(' ')[1] || '/';
   const raw = requested.split('?')[0];
   // Cap what is echoed back, as the front server does: an instance is a pointer, not a mirror.
   const instance = raw.length > 2048 ? `${raw.slice(0, 2048)}…` : raw;

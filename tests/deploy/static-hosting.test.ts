@@ -336,6 +336,20 @@ describe('docs-static.conf answers as the front server does', () => {
       '/_astro/missing.js',
       '/pagefind/missing.json',
       '/404',
+      // The raw path as sent: nginx would normalise these into other paths, the front server refuses them.
+      '/docs/api/n%6fdes',
+      '/docs/api/../api/nodes',
+      '/docs/%2e%2e/llms.txt',
+      '/docs/api/nodes/.',
+      '/docs/./api/nodes',
+      '//',
+      '/docs//api/nodes',
+      '/docs//api/nodes/',
+      '/docs/api/nodes%2F',
+      '/docs/api%2Fnodes',
+      '/docs/api%5Cnodes',
+      '/docs/api\\nodes',
+      '/docs/api/nodes?next=/../x',
     ];
     await compareTable(missing.flatMap((path) => ACCEPTS.map((accept) => ({ path, accept }))));
   });
@@ -353,6 +367,34 @@ describe('docs-static.conf answers as the front server does', () => {
     expect(head.status).toBe(200);
     expect(head.headers['content-type']).toBe('text/markdown; charset=utf-8');
     expect(head.body.length).toBe(0);
+  });
+
+  it('differs where the page says: a target nginx cannot parse is 400 invalid_request, where the front server answers 404', async () => {
+    for (const path of ['/llms.txt%00', '/docs/%zz']) {
+      const { expected, actual } = await both(path, { headers: { accept: 'application/json' } });
+      expect(expected, path).toMatchObject({ status: 404, body: { code: 'not_found' } });
+      expect(actual, path).toMatchObject({
+        status: 400,
+        type: 'application/problem+json; charset=utf-8',
+        body: { code: 'invalid_request', instance: path },
+      });
+    }
+  });
+
+  it('revalidates with its own validators: If-None-Match on a negotiated page answers 304', async () => {
+    for (const accept of ['text/html', 'text/markdown']) {
+      const first = await send(server.port, '/docs/api/nodes', { headers: { accept } });
+      expect(first.headers.etag, accept).toBeTruthy();
+      const again = await send(server.port, '/docs/api/nodes', {
+        headers: { accept, 'if-none-match': String(first.headers.etag) },
+      });
+      expect(again.status, accept).toBe(304);
+      expect(varyTokens(again.headers), accept).toContain('accept');
+    }
+    // The two representations carry different validators, so a cache never mixes them up.
+    const html = await send(server.port, '/docs/api/nodes', { headers: { accept: 'text/html' } });
+    const markdown = await send(server.port, '/docs/api/nodes', { headers: { accept: 'text/markdown' } });
+    expect(html.headers.etag).not.toBe(markdown.headers.etag);
   });
 
   it('compresses text for clients that accept gzip, and the bytes are the page', async () => {
