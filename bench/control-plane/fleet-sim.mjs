@@ -7,7 +7,7 @@
 // on that server and dropped afterwards), BENCH_STEPS (1000,2500,5000,10000,20000),
 // BENCH_INTERVAL heartbeat interval in seconds (5, what the control plane tells agents),
 // BENCH_MEASURE seconds measured per step (20), BENCH_WORKERS simulator threads (1),
-// BENCH_SOCKETS keep-alive connections per replica per simulator thread (256),
+// BENCH_SOCKETS keep-alive connections per replica per simulator thread (1000),
 // BENCH_BUDGET seconds after which no further step starts (540), BENCH_KEEP_GOING=1 (run every
 // step even after one broke). Exits 1 if a step could not be measured at all.
 import diagnosticsChannel from 'node:diagnostics_channel';
@@ -207,7 +207,9 @@ async function runBenchmark() {
   const INTERVAL_MS = Number(process.env.BENCH_INTERVAL ?? 5) * 1000;
   const MEASURE_MS = Number(process.env.BENCH_MEASURE ?? 20) * 1000;
   const WORKERS = Number(process.env.BENCH_WORKERS ?? 1);
-  const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 256);
+  // Real agents each hold a connection of their own; a pool this large keeps a slow server's beats
+  // queueing in the server (as they would) rather than in the simulator, within the fd limit.
+  const SOCKETS = Number(process.env.BENCH_SOCKETS ?? 1000);
   const BUDGET_MS = Number(process.env.BENCH_BUDGET ?? 540) * 1000;
   const KEEP_GOING = process.env.BENCH_KEEP_GOING === '1';
   const STOP_EVERY = 10; // the sweep is measured by stopping every 10th agent (10 %)
@@ -581,7 +583,9 @@ async function runBenchmark() {
       if (step.flaps > 0) reasons.push(`${step.flaps} healthy agents taken offline`);
       if (step.registrationFailures > 0) reasons.push(`${step.registrationFailures} failed registrations`);
       step.broke = reasons;
-      step.simulatorLimited = step.simulatorBusy > 0.9 || step.lagP99 > 100;
+      // A saturated simulator thread is its own limit; late timers on an idle thread are the
+      // machine's CPU, shared with the servers, and are reported as send lag instead.
+      step.simulatorLimited = step.simulatorBusy > 0.9;
       printStep(step);
       if (reasons.length > 0 && !KEEP_GOING) break;
       // Let the resumed agents settle before the next step registers more.
@@ -654,6 +658,7 @@ async function runBenchmark() {
       process.exitCode = 1;
       return;
     }
+    const ours = (s) => s.replicaCpu.reduce((a, b) => a + b, 0) + s.pgCpu + s.simulatorCpu;
     const cpuPerBeat = (s) => ((s.replicaCpu.reduce((a, b) => a + b, 0) + s.pgCpu) / s.okPerSecond) * 1000;
     const rows = [
       ['heartbeats/s offered', (s) => round(s.offered)],
@@ -699,6 +704,7 @@ async function runBenchmark() {
       ['health probes/s', (s) => round(s.probesPerSecond)],
       ['CPU s/s: replica A, B', (s) => s.replicaCpu.map((c) => round(c, 2)).join(', ')],
       ['CPU s/s: PostgreSQL backends, simulator', (s) => `${round(s.pgCpu, 2)}, ${round(s.simulatorCpu, 2)}`],
+      ['CPU s/s of this run (of 2 cores)', (s) => round(ours(s), 2)],
       ['machine busy (2 cores)', (s) => `${round(s.machineBusy * 100)} %`],
       ['CPU ms per heartbeat (replicas + PostgreSQL)', (s) => round(cpuPerBeat(s), 2)],
       ['CPU per heartbeat × first step', (s) => round(cpuPerBeat(s) / cpuPerBeat(base), 2)],
@@ -739,7 +745,8 @@ async function runBenchmark() {
       ].sort((a, b) => b[1] - a[1]);
       console.log(
         `\nBreaks at ${broken.size} agents: ${broken.broke.join('; ')}. Machine ${round(broken.machineBusy * 100)} % busy; ` +
-          `CPU s/s ${consumers.map(([name, value]) => `${name} ${round(value, 2)}`).join(', ')}` +
+          `CPU s/s ${consumers.map(([name, value]) => `${name} ${round(value, 2)}`).join(', ')} ` +
+          `(${round(ours(broken), 2)} of the 2 cores; the rest went to other work on the machine)` +
           (broken.simulatorLimited
             ? "; the simulator was itself saturated (its limit, not necessarily the servers')"
             : ''),
