@@ -5,7 +5,8 @@
  *
  * Three real control-plane processes on one fresh database, each forwarding few calls at once (so
  * a queue builds up and every replica has claimed work when the kill lands), and one real agent
- * process answering 202 and reporting through replica 1 a moment later. Submissions go round-robin
+ * process answering 202 and reporting through replica 1 a second later (so the killed replica
+ * holds forwarded calls the agent has yet to report on). Submissions go round-robin
  * to the three from many concurrent clients; halfway through, replica 3 is SIGKILLed while
  * submissions to it are in flight (those refused or cut off were never acknowledged). Then:
  * - every execution that got a 202, from any replica, succeeded, with the agent's result;
@@ -67,7 +68,9 @@ describe('SIGKILL of one of three control-plane replicas under load', () => {
       agent = await startExecutionAgentProcess({
         controlPlaneUrl: replicas[0]!.url,
         nodeId: NODE_ID,
-        reasoners: { work: { kind: 'accept', callbackDelayMs: 100 } },
+        // Reports a second after taking a call, so the killed replica always holds calls the agent
+        // took and has yet to report on (finished by a report to another replica).
+        reasoners: { work: { kind: 'accept', callbackDelayMs: 1000 } },
         callbackRetry: { retries: 120, backoffMs: 250, maxBackoffMs: 250 },
       });
       for (const replica of replicas) {
@@ -139,6 +142,10 @@ describe('SIGKILL of one of three control-plane replicas under load', () => {
       expect(
         atKill!.unfinishedOf3,
         'precondition: replica 3 had unfinished work when it was killed',
+      ).toBeGreaterThan(0);
+      expect(
+        Object.values(atKill!.claimedBy3).reduce((sum, n) => sum + n, 0),
+        'precondition: replica 3 held executions it had forwarded when it was killed',
       ).toBeGreaterThan(0);
 
       let statuses = new Map<string, any>();
