@@ -6,7 +6,9 @@
  * Three real control-plane processes (their build, started at the same time on a fresh database,
  * so all three migrate it at once) and real agent processes. In order:
  * - async executions submitted round-robin to the three are dispatched by each of them (the
- *   `dispatched_by` replica id of every execution record) and the agent receives each exactly once;
+ *   `dispatched_by` replica id of every execution record, and each replica's
+ *   `service_executions_total` at /metrics, which sum to the total) and the agent receives each
+ *   exactly once;
  * - SSE clients on replica 1 see the execution events of executions dispatched by replicas 2 and
  *   3, the node events of an agent that registered through replica 2, and the memory changes
  *   written through replicas 2 and 3; reconnected to replica 2 with `Last-Event-ID`, the execution
@@ -131,6 +133,23 @@ async function setMemory(n: number, key: string, data: unknown) {
   expect(response.status, `memory set through replica ${n + 1}`).toBe(200);
 }
 
+/**
+ * The replica's `service_executions_total` sample for the node's succeeded executions (0 when it
+ * has none). Read from the Prometheus text by hand: one sample of one metric, whatever the order
+ * of its labels.
+ */
+async function succeededCount(base: string, nodeId: string): Promise<number> {
+  const response = await fetch(`${base}/metrics`);
+  expect(response.status).toBe(200);
+  for (const line of (await response.text()).split('\n')) {
+    const sample = /^service_executions_total\{([^}]*)\} (\S+)$/.exec(line);
+    if (!sample) continue;
+    const labels = Object.fromEntries([...sample[1]!.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    if (labels.node === nodeId && labels.status === 'succeeded') return Number(sample[2]);
+  }
+  return 0;
+}
+
 const describeFrame = (f: SseFrame) =>
   `${f.id} ${f.event} ${f.data?.execution_id ?? ''}${f.data?.key ?? ''}`.trim();
 
@@ -173,6 +192,17 @@ describe('three control-plane replicas on one PostgreSQL database', () => {
         rows.filter((r) => r.dispatch_count !== 1).map((r) => r.execution_id),
         'dispatch_count 1 each',
       ).toEqual([]);
+
+      // The same from /metrics, as an operator sees it: each replica counts the executions it
+      // finished (here the dispatching one: the agent answers 200), and the sum is the total.
+      const finishedBy = await Promise.all([0, 1, 2].map((n) => succeededCount(url(n), NODE_ID)));
+      expect(
+        finishedBy.reduce((sum, n) => sum + n, 0),
+        `service_executions_total by replica ${finishedBy}`,
+      ).toBe(TOTAL);
+      expect(finishedBy, 'service_executions_total per replica').toEqual(
+        cluster!.replicaIds.map((id) => byReplica[id] ?? 0),
+      );
     },
   );
 
