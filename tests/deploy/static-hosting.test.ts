@@ -22,6 +22,11 @@ const CONFIG_DIR = join(ROOT, 'deploy/nginx');
 const CLIENT_DIR = join(ROOT, 'apps/docs/dist/client');
 const FRONT_SERVER_JS = 'apps/docs/dist/front-server.js';
 
+/** How long a server may take to answer its first request. */
+const START_TIMEOUT_MS = 120_000;
+/** For hooks that start a front server and nginx, one after the other. */
+const HOOK_TIMEOUT_MS = 2 * START_TIMEOUT_MS + 10_000;
+
 let nginx: string;
 let scratch: string;
 
@@ -56,7 +61,9 @@ function send(
 
 /** Waits until something answers HTTP on the port; fails with `output()` when `exited()` first. */
 async function waitForHttp(port: number, what: string, output: () => string, exited: () => boolean) {
-  const deadline = Date.now() + 30_000;
+  // A bound, not a measurement: a front server creating its embedded database on two busy cores
+  // has taken over 30 s to listen.
+  const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     try {
       await send(port, '/robots.txt');
@@ -128,6 +135,18 @@ async function startNginx(
       await stopped();
     },
   };
+}
+
+/** The body as JSON; when it is not, the error shows the whole answer (nginx's own pages are HTML). */
+function jsonOf(answer: Answer): any {
+  const text = answer.body.toString('utf8');
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new Error(
+      `expected a JSON body, got ${answer.status} ${JSON.stringify(answer.headers)}:\n${text.slice(0, 2000)}`,
+    );
+  }
 }
 
 // ---- What must be the same --------------------------------------------------------------------
@@ -237,7 +256,8 @@ beforeAll(async () => {
 }, NGINX_INSTALL_TIMEOUT_MS);
 
 afterAll(() => {
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  // Retried: a front server's embedded database may still be closing its files as it is removed.
+  if (scratch) rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 });
 
 describe('docs-static.conf answers as the front server does', () => {
@@ -249,7 +269,7 @@ describe('docs-static.conf answers as the front server does', () => {
     frontPort = await freePort();
     front = await startFrontServer(frontPort);
     server = await startNginx('docs-static.conf');
-  });
+  }, HOOK_TIMEOUT_MS);
 
   afterAll(async () => {
     await server?.stop();
@@ -414,7 +434,7 @@ describe('docs-static.conf answers as the front server does', () => {
       expect(answer.status, path).toBe(503);
       expect(answer.headers['x-content-type-options']).toBe('nosniff');
       expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-      const problem = JSON.parse(answer.body.toString('utf8'));
+      const problem = jsonOf(answer);
       expect(problem).toMatchObject({
         status: 503,
         code: 'service_unavailable',
@@ -443,7 +463,7 @@ describe('docs-with-api.conf puts the front server behind the same domain', () =
       ...(database.url ? { DATABASE_URL: database.url } : {}),
     });
     server = await startNginx('docs-with-api.conf', { port: nginxPort, frontPort });
-  });
+  }, HOOK_TIMEOUT_MS);
 
   afterAll(async () => {
     await server?.stop();
@@ -499,13 +519,13 @@ describe('docs-with-api.conf puts the front server behind the same domain', () =
       body: JSON.stringify(bundle),
     });
     expect(published.status, published.body.toString('utf8')).toBe(201);
-    const { id, url } = JSON.parse(published.body.toString('utf8'));
+    const { id, url } = jsonOf(published);
     expect(url).toBe(`http://127.0.0.1:${server.port}/s/${id}`);
     expect(published.headers.location).toBe(url);
     for (const permalink of [`/s/${id}`, `/share/${id}`]) {
       const json = await send(server.port, permalink, { headers: { accept: 'application/json' } });
       expect(json.status, permalink).toBe(200);
-      expect(JSON.parse(json.body.toString('utf8'))).toEqual(bundle);
+      expect(jsonOf(json)).toEqual(bundle);
       const page = await send(server.port, permalink, { headers: { accept: 'text/html' } });
       expect(page.status, permalink).toBe(200);
       expect(page.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -519,7 +539,7 @@ describe('docs-with-api.conf puts the front server behind the same domain', () =
       body: JSON.stringify({ ...bundle, title: 'x'.repeat(2 * 1024 * 1024) }),
     });
     expect(tooLarge.status).toBe(413);
-    expect(JSON.parse(tooLarge.body.toString('utf8')).code).toBe('payload_too_large');
+    expect(jsonOf(tooLarge).code).toBe('payload_too_large');
   });
 
   it('still serves the static site and negotiates pages itself', async () => {
@@ -529,7 +549,7 @@ describe('docs-with-api.conf puts the front server behind the same domain', () =
     expect(varyTokens(markdown.headers)).toContain('accept');
     const refused = await send(server.port, '/docs/api/nodes', { headers: { accept: 'application/json' } });
     expect(refused.status).toBe(406);
-    expect(JSON.parse(refused.body.toString('utf8')).code).toBe('not_acceptable');
+    expect(jsonOf(refused).code).toBe('not_acceptable');
   });
 
   it('passes the client address on, so a client cannot pick itself a fresh budget with X-Forwarded-For', async () => {
@@ -553,7 +573,7 @@ describe('docs-with-api.conf puts the front server behind the same domain', () =
     const answer = await send(server.port, '/api/v1/topics');
     expect(answer.status).toBe(502);
     expect(answer.headers['content-type']).toBe('application/problem+json; charset=utf-8');
-    expect(JSON.parse(answer.body.toString('utf8'))).toMatchObject({
+    expect(jsonOf(answer)).toMatchObject({
       status: 502,
       code: 'upstream_unavailable',
     });
@@ -633,8 +653,8 @@ describe('content/operations/static-hosting.md', () => {
       } finally {
         for (const command of background.reverse()) await command.stop();
       }
-      // The page's apt-get may wait for another one's dpkg lock.
+      // The page's apt-get may wait for another one's dpkg lock; then two servers start.
     },
-    NGINX_INSTALL_TIMEOUT_MS,
+    NGINX_INSTALL_TIMEOUT_MS + HOOK_TIMEOUT_MS,
   );
 });
