@@ -27,7 +27,7 @@
  * Substituted: the pages' addresses (8080, 4321, the agents' 8001 and the receiver's 9000) become
  * this run's; `4242`/`4243` become the holder's and the waiter's backend pids.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,8 +186,12 @@ beforeAll(async () => {
   });
   cleanups.push(async () => void (await auth.stop()));
 
+  const frontServer = join(ROOT, 'apps/docs/dist/front-server.js');
+  if (!existsSync(frontServer)) {
+    throw new Error(`No docs build at ${frontServer}: run \`npm run build -w @switchyard/docs\` first.`);
+  }
   docsPort = await freePort();
-  docs = startNode([join(ROOT, 'apps/docs/dist/front-server.js')], {
+  docs = startNode(['--enable-source-maps', frontServer], {
     cwd: scratchDir(),
     env: {
       PATH: process.env.PATH,
