@@ -79,7 +79,8 @@ beforeAll(async () => {
     ...(database.url ? { DATABASE_URL: database.url } : {}),
   });
   await container.untilHealthy();
-});
+  // Two npm installs and the app's build, on two shared cores: minutes, not the default hook budget.
+}, 600_000);
 
 afterAll(async () => {
   await container?.process.stop('SIGKILL');
