@@ -5,9 +5,9 @@
  *
  * Three real control-plane processes on one fresh database, with short presence and health
  * timings so the fleet's background work happens many times within the test:
- * - an agent that stops heartbeating (its server still up) goes offline once: one
- *   `node.status_changed` to offline in the event log and on each replica's node stream, although
- *   all three replicas sweep every 200 ms;
+ * - an agent that stops heartbeating (its server still up) goes offline once, then is evicted
+ *   once: one `node.status_changed` to offline and one `node.removed` in the event log and on each
+ *   replica's node stream, although all three replicas sweep every 200 ms;
  * - an agent's GET /health, counted at the agent (a real HTTP server heartbeating through all three
  *   replicas), is probed about once per check interval by the fleet: over a window of the test's
  *   own measure, no more probes than intervals (plus three for the window's edges), where one probe
@@ -51,6 +51,8 @@ beforeAll(async () => {
     SWITCHYARD_NODE_LIFECYCLE_HEARTBEAT_TTL: '4s',
     SWITCHYARD_NODE_LIFECYCLE_MAX_HEARTBEAT_TTL: '6s',
     SWITCHYARD_NODE_LIFECYCLE_ASSUMED_HEARTBEAT_INTERVAL: '0',
+    // Offline instances unseen for 8 s are evicted (about 4 s after they went offline).
+    SWITCHYARD_NODE_LIFECYCLE_HARD_EVICT_TTL: '8s',
     SWITCHYARD_NODE_HEALTH_CHECK_INTERVAL: `${CHECK_INTERVAL_MS}ms`,
   });
 }, 120_000);
@@ -117,7 +119,7 @@ async function startProbedAgent(nodeId: string) {
 
 describe('presence and health checks with three control-plane replicas on one PostgreSQL database', () => {
   it.skipIf(!POSTGRES)(
-    `an agent that stops heartbeating goes offline once, not once per replica (${NOTE})`,
+    `an agent that stops heartbeating goes offline once and is evicted once, not once per replica (${NOTE})`,
     { timeout: 90_000 },
     async () => {
       const nodeId = `replicas-quiet-${RUN_ID}`;
@@ -154,18 +156,42 @@ describe('presence and health checks with three control-plane replicas on one Po
         },
         () => JSON.stringify(onEach.map(transitions)),
       );
-      // Every replica sweeps again several times after the one that took it offline.
+      // Then it is evicted, by the same sweeps.
+      await eventually(
+        'node.removed on every replica',
+        async () =>
+          onEach.every((reader) => reader.frames.some((f) => f.event === 'node.removed')) ? true : undefined,
+        () => JSON.stringify(onEach.map((reader) => reader.frames.map((f) => f.event))),
+      );
+      // Every replica sweeps again several times after the one that evicted it.
       await new Promise((done) => setTimeout(done, SWEEP_MS * 10));
       const rows = await cluster!
         .db('event_log')
         .select('id', 'event', 'payload')
-        .where('event', 'node.status_changed')
+        .whereIn('event', ['node.status_changed', 'node.removed'])
         .orderBy('id');
-      const logged = rows
-        .map((row) => (typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload))
-        .filter((payload) => payload.node_id === nodeId)
+      const payloads = rows
+        .map((row) => ({
+          event: row.event as string,
+          ...(typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload),
+        }))
+        .filter((payload) => payload.node_id === nodeId);
+      const logged = payloads
+        .filter((p) => p.event === 'node.status_changed')
         .map((p) => `${p.old_status}->${p.new_status} (${p.reason})`);
-      console.log(`replicas-presence: transitions in the event log: ${JSON.stringify(logged)}`);
+      console.log(
+        `replicas-presence: node events in the event log: ${JSON.stringify(payloads.map((p) => p.event))}, transitions ${JSON.stringify(logged)}`,
+      );
+      expect(
+        payloads.filter((p) => p.event === 'node.removed'),
+        'node.removed in the event log',
+      ).toHaveLength(1);
+      for (const [n, reader] of onEach.entries()) {
+        expect(
+          reader.frames.filter((f) => f.event === 'node.removed'),
+          `node.removed on replica ${n + 1}`,
+        ).toHaveLength(1);
+      }
       expect(logged.filter((t) => t.startsWith('ready->offline'))).toEqual([
         'ready->offline (heartbeat_expired)',
       ]);
