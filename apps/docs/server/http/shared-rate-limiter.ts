@@ -1,25 +1,36 @@
 import type { Database } from '@switchyard/shared/db';
 import type { Logger } from './logger.ts';
-import { FixedWindows, type RateLimiter, type RateLimitOptions } from './rate-limiter.ts';
+import {
+  FixedWindows,
+  type RateLimiter,
+  type RateLimitOptions,
+  type RateLimitState,
+} from './rate-limiter.ts';
 
 /** The table of the windows (migration 20261124000000_create_docs_rate_windows). */
 const TABLE = 'docs_rate_windows';
 
 /**
- * One statement per counted request: a client without a row gets a window opened now with one
- * request; a row whose window ended (started at or before the cutoff) starts over the same way;
- * any other row counts one more, capped at limit + 1 ("spent"; the cap keeps a flood from
- * growing the number). PostgreSQL runs `insert … on conflict do update` under the row's lock,
- * so concurrent requests of one client, from any replica, are counted one after the other and
- * no two can both be granted the last request of a window. Both SET expressions read the old row.
+ * One statement per batch of counted requests (see `flush`): the requests of each client in the
+ * batch ($1: clients, $4: how many requests each) are added to its row. A client without a row
+ * gets a window opened now; a row whose window ended (started at or before the cutoff $3) starts
+ * over the same way; any other row adds them to its count. PostgreSQL runs
+ * `insert … on conflict do update` under each row's lock, so what replicas send for one client
+ * is added up one statement after the other, and the count a statement returns, less its own
+ * requests, is the place its first request took: no two requests, on any replica, get the same
+ * place, so no two are both granted the last request of a window. Rows are locked in client
+ * order, the same in every statement, so two replicas' batches cannot deadlock. Both SET
+ * expressions read the old row. The count is not capped at the limit (refused requests count
+ * too, so their place is known); the bound only keeps a flood within the column's range.
  */
 const COUNT: Statement = {
   name: 'docs_rate_windows_count',
-  text: `insert into ${TABLE} as w (client, window_start, count) values ($1, $2, 1)
+  text: `insert into ${TABLE} as w (client, window_start, count)
+select client, $2, n from unnest($1::text[], $4::int[]) as batch(client, n) order by client
 on conflict (client) do update set
   window_start = case when w.window_start <= $3 then excluded.window_start else w.window_start end,
-  count = case when w.window_start <= $3 then 1 else least(w.count + 1, $4) end
-returning window_start, count`,
+  count = case when w.window_start <= $3 then excluded.count else least(w.count + excluded.count, 2000000000) end
+returning client, window_start, count`,
 };
 
 const PEEK: Statement = {
@@ -40,6 +51,10 @@ const SWEEP: Statement = {
 interface WindowRow {
   window_start: Date;
   count: number;
+}
+
+interface CountedRow extends WindowRow {
+  client: string;
 }
 
 /** A statement with positional parameters ($1 …) and the name it is prepared under. */
@@ -131,13 +146,14 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
 
 /**
  * The request budget shared by every docs replica on one PostgreSQL database: one row per client
- * address (window start, count) in `docs_rate_windows`, counted by one atomic upsert per request.
+ * address (window start, count) in `docs_rate_windows`, counted by one atomic upsert per batch of
+ * requests: the requests that arrive while the previous statement makes its round trip.
  *
  * Why not rate-limiter-flexible's RateLimiterPostgres, which does a similar upsert: it creates its
  * table itself at run time (outside the docs migrations), reads `Date.now()` with no way to give it
  * another clock (the tests move the clock instead of sleeping), and deletes expired rows in one
- * unbounded statement on its own timer. What remains to write here is one statement, the sweep
- * and the fallback, all of which it would have needed around it anyway.
+ * unbounded statement on its own timer; it also makes one round trip per request, which batching
+ * here avoids. What remains to write is one statement, the batching, the sweep and the fallback.
  *
  * Clock: the app's (`now`), passed into the statement, not the database's `now()`. Replicas keep
  * their clocks in step (NTP: milliseconds apart), and a difference only moves the edge of a window
@@ -146,12 +162,12 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * sees it as still open, and reports a reset no longer than the window (FixedWindows.state). With
  * the app clock the tests drive the exact code production runs, and both limiters tell time alike.
  *
- * When the database fails or takes longer than `timeoutMs`, the request is counted in this
- * process instead, on from the count it last read for the client, and the site stays up: for the
- * outage each replica grants what is left of the budget as it last saw it, by itself. The first failure is logged as a warning, the
- * recovery as an info line with how many requests were counted in memory meanwhile; during an
- * outage the database is tried again at most once a second, so a down database does not cost
- * every request a failed attempt.
+ * When the database fails or takes longer than `timeoutMs`, the requests are counted in this
+ * process instead, on from the count it last read for each client, and the site stays up: for the
+ * outage each replica grants what it saw left of the budget, by itself. The first failure is
+ * logged as a warning, the recovery as an info line with how many requests were counted in memory
+ * meanwhile; during an outage the database is tried again at most once a second, so a down
+ * database does not cost every request a failed attempt.
  */
 export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLimiter {
   const { db, logger, limit, windowSeconds } = options;
@@ -178,7 +194,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     if (!outage) {
       logger.warn(
         { err: error, operation },
-        'rate limit store unavailable: counting requests in this process until the database answers again (each replica grants the full budget meanwhile)',
+        'rate limit store unavailable: counting requests in this process until the database answers again (each replica counts on its own meanwhile)',
       );
       outage = { since: at, retryAt: at + 1000, countedInMemory: 0 };
     } else {
@@ -221,27 +237,78 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
       });
   }
 
-  return {
-    async take(client) {
-      const at = now();
-      if (tryDatabase(at)) {
-        const cutoff = new Date(at - windowMs);
-        try {
-          const result = await runStatement<WindowRow>(
-            db,
-            COUNT,
-            [client, new Date(at), cutoff, limit + 1],
-            timeoutMs,
-          );
-          recovered(at);
-          maybeSweep(at);
-          return fromRow(client, result.rows[0]!, at);
-        } catch (error) {
-          failed(error, at, 'count');
-        }
+  // Requests waiting to be counted, by client, in arrival order; sent as one statement once the
+  // one under way (if any) has answered. While a statement makes its round trip the next batch
+  // gathers: one round trip per batch instead of per request is most of the shared count's cost
+  // on a busy replica (bench/docs-api/rate-limit.mjs), and a lone request still waits for just
+  // one round trip.
+  let pending = new Map<string, Array<(state: RateLimitState) => void>>();
+  let scheduled = false;
+  let inFlight = false;
+
+  function schedule(): void {
+    if (scheduled || inFlight || closed) return;
+    scheduled = true;
+    // After the I/O phase, so the requests read from sockets in this turn join one batch.
+    setImmediate(() => {
+      scheduled = false;
+      void flush();
+    });
+  }
+
+  async function flush(): Promise<void> {
+    if (pending.size === 0) return;
+    const batch = pending;
+    pending = new Map();
+    inFlight = true;
+    const at = now();
+    const cutoff = new Date(at - windowMs);
+    const clients = [...batch.keys()];
+    try {
+      const result = await runStatement<CountedRow>(
+        db,
+        COUNT,
+        [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length)],
+        timeoutMs,
+      );
+      recovered(at);
+      for (const row of result.rows) {
+        const waiters = batch.get(row.client)!;
+        const startedAt = row.window_start.getTime();
+        seen.record(row.client, startedAt, row.count, at);
+        const first = row.count - waiters.length;
+        for (const [i, resolve] of waiters.entries()) resolve(seen.state(startedAt, first + i + 1, at));
+        batch.delete(row.client);
       }
-      outage!.countedInMemory += 1;
-      return seen.take(client, at);
+      maybeSweep(at);
+    } catch (error) {
+      failed(error, at, 'count');
+    } finally {
+      inFlight = false;
+    }
+    // What the statement did not answer for (it failed) is counted in the process.
+    for (const [client, waiters] of batch) {
+      for (const resolve of waiters) {
+        if (outage) outage.countedInMemory += 1;
+        resolve(seen.take(client, at));
+      }
+    }
+    if (pending.size > 0) schedule();
+  }
+
+  return {
+    take(client) {
+      const at = now();
+      if (!tryDatabase(at) || closed) {
+        if (outage) outage.countedInMemory += 1;
+        return Promise.resolve(seen.take(client, at));
+      }
+      return new Promise((resolve) => {
+        const waiters = pending.get(client);
+        if (waiters) waiters.push(resolve);
+        else pending.set(client, [resolve]);
+        schedule();
+      });
     },
     async peek(client) {
       const at = now();
@@ -265,6 +332,11 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     },
     async close() {
       closed = true;
+      // A batch under way answers its requests (from the database or the process) before this.
+      while (inFlight || pending.size > 0) {
+        if (!inFlight) await flush();
+        else await new Promise((resolve) => setImmediate(resolve));
+      }
       await sweeping;
     },
   };
