@@ -191,6 +191,13 @@ const PROBLEMS = {
     resolution: 'Send Accept: text/html or Accept: text/markdown (or omit Accept).',
     detail: (path) => `${path} is available as text/html or text/markdown.`,
   },
+  413: {
+    code: 'payload_too_large',
+    title: 'Payload too large',
+    resolution: 'Send a smaller body; the limit is given in detail.',
+    detail: (path) =>
+      `The request body is larger than ${path} accepts here (client_max_body_size of nginx, 1 MiB unless its operator changed it).`,
+  },
   502: {
     code: 'upstream_unavailable',
     title: 'Upstream unavailable',
