@@ -7,7 +7,15 @@
  * PostgreSQL database (as `docker run -e DATABASE_URL=...`); without it, PGlite in its /data volume.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -206,6 +214,65 @@ describe('the reproduced control-plane image', () => {
   it('ends with exit code 0 on its STOPSIGNAL', async () => {
     const status = await container!.stop();
     expect(status, container!.process.output()).toEqual({ code: 0, signal: null });
+    // The HEALTHCHECK is no formality: with the server gone it fails.
+    expect((await container!.checkHealth()).exitCode).not.toBe(0);
     container = undefined;
+  });
+});
+
+/** Reproduces a small Dockerfile in a context of its own: how the harness reads what it is given. */
+async function reproduceSmall(dockerfile: string, files: Record<string, string>): Promise<ReproducedImage> {
+  const context = join(scratch, `small-${randomBytes(3).toString('hex')}`);
+  for (const [path, text] of Object.entries({ ...files, Dockerfile: dockerfile })) {
+    mkdirSync(join(context, path, '..'), { recursive: true });
+    writeFileSync(join(context, path), text);
+  }
+  return reproduceImage({ context, dockerfile: 'Dockerfile', scratch: join(context, '.stages') });
+}
+
+describe('the image harness refuses what it cannot reproduce', () => {
+  const base = 'FROM node:20-bookworm-slim AS only\nWORKDIR /app\n';
+
+  it('an instruction it does not know', async () => {
+    await expect(reproduceSmall(`${base}ADD a.txt ./\nCMD ["node"]\n`, { 'a.txt': 'a' })).rejects.toThrow(
+      /Dockerfile:3 ADD: this instruction is not emulated/,
+    );
+  });
+
+  it('a RUN line with an absolute path, which would reach the host', async () => {
+    await expect(reproduceSmall(`${base}RUN touch /etc/switchyard\nCMD ["node"]\n`, {})).rejects.toThrow(
+      /"\/etc\/switchyard" is an absolute path/,
+    );
+  });
+
+  it('a RUN mount other than a cache', async () => {
+    await expect(
+      reproduceSmall(`${base}RUN --mount=type=secret,id=npm true\nCMD ["node"]\n`, {}),
+    ).rejects.toThrow(/--mount=type=secret,id=npm is not emulated/);
+  });
+
+  it('a COPY source that .dockerignore keeps out of the context', async () => {
+    await expect(
+      reproduceSmall(`${base}COPY secret.txt ./\nCMD ["node"]\n`, {
+        '.dockerignore': 'secret.txt\n',
+        'secret.txt': 's',
+      }),
+    ).rejects.toThrow(/secret.txt is not in the build context/);
+  });
+
+  it('and copies a directory without what .dockerignore excludes, keeping its exceptions', async () => {
+    const small = await reproduceSmall(
+      `${base}COPY src src\nRUN cat src/keep.txt > seen.txt\nCMD ["node"]\n`,
+      {
+        '.dockerignore': 'src/node_modules\nsrc/skip/**\n!src/skip/wanted.txt\n',
+        'src/keep.txt': 'kept',
+        'src/node_modules/x/index.js': 'x',
+        'src/skip/other.txt': 'o',
+        'src/skip/wanted.txt': 'w',
+      },
+    );
+    expect(readdirSync(small.hostPath('/app/src')).sort()).toEqual(['keep.txt', 'skip']);
+    expect(readdirSync(small.hostPath('/app/src/skip'))).toEqual(['wanted.txt']);
+    expect(readFileSync(small.hostPath('/app/seen.txt'), 'utf8')).toBe('kept');
   });
 });
