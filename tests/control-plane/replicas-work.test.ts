@@ -333,6 +333,19 @@ describe('three control-plane replicas on one PostgreSQL database', () => {
       const v1 = await startAgent(url(1), WEIGHTED_ID, '1.0.0');
       const v2 = await startAgent(url(2), WEIGHTED_ID, '2.0.0');
       await readyEverywhere(WEIGHTED_ID, 2);
+      // Registered through replicas 2 and 3: both reach the node stream on replica 1.
+      await eventually('both versions registered and ready, on replica 1’s node stream', async () => {
+        const seen = nodesOn1.frames
+          .filter((f) => f.data?.node_id === WEIGHTED_ID)
+          .map((f) => `${f.data.version} ${f.event} ${f.data.new_status ?? ''}`.trim());
+        return ['1.0.0', '2.0.0'].every(
+          (version) =>
+            seen.includes(`${version} node.registered`) &&
+            seen.includes(`${version} node.status_changed ready`),
+        )
+          ? true
+          : undefined;
+      });
       const target = `${WEIGHTED_ID}.work`;
       // Equal weights: both versions take work, so each replica has routed to both.
       const before = await submitAsync((index) => url(index % 3), target, 60, 30);
