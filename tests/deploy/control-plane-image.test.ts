@@ -245,6 +245,17 @@ describe('the image harness refuses what it cannot reproduce', () => {
     );
   });
 
+  it('an absolute path after "=" or a redirection, but not a URL', async () => {
+    await expect(
+      reproduceSmall(`${base}RUN npm install --prefix=/usr/local x\nCMD ["node"]\n`, {}),
+    ).rejects.toThrow(/"\/usr\/local" is an absolute path/);
+    await expect(reproduceSmall(`${base}RUN echo x >/tmp/y\nCMD ["node"]\n`, {})).rejects.toThrow(
+      /"\/tmp\/y" is an absolute path/,
+    );
+    const url = await reproduceSmall(`${base}RUN echo https://example.test/x > url.txt\nCMD ["node"]\n`, {});
+    expect(readFileSync(url.hostPath('/app/url.txt'), 'utf8')).toBe('https://example.test/x\n');
+  });
+
   it('a RUN mount other than a cache', async () => {
     await expect(
       reproduceSmall(`${base}RUN --mount=type=secret,id=npm true\nCMD ["node"]\n`, {}),

@@ -301,7 +301,9 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
         const run = instruction as Run;
         if (run.getJSONStrings().length > 0) fail(instruction, 'the exec (JSON) form is not emulated');
         const script = argumentText(instruction);
-        const absolute = script.split(/\s+/).find((word) => /^["']?\//.test(word));
+        // A path starts a word or follows `=`, a redirection or a quote (`--prefix=/usr`, `>/tmp/x`);
+        // `//` is left alone, as in a URL.
+        const absolute = /(?:^|[\s=<>'"(;|&])(\/(?!\/)[^\s'";|&)]*)/.exec(script)?.[1];
         if (absolute) {
           fail(instruction, `"${absolute}" is an absolute path, which would reach the host, not the stage`);
         }
