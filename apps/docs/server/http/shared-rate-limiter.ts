@@ -264,28 +264,30 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     const at = now();
     const cutoff = new Date(at - windowMs);
     const clients = [...batch.keys()];
-    try {
-      const result = await runStatement<CountedRow>(
-        db,
-        COUNT,
-        [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length)],
-        timeoutMs,
-      );
-      recovered(at);
-      for (const row of result.rows) {
-        const waiters = batch.get(row.client)!;
-        const startedAt = row.window_start.getTime();
-        seen.record(row.client, startedAt, row.count, at);
-        const first = row.count - waiters.length;
-        for (const [i, resolve] of waiters.entries()) resolve(seen.state(startedAt, first + i + 1, at));
-        batch.delete(row.client);
+    // Requests queued behind a statement that just failed go straight to the process's count.
+    if (tryDatabase(at)) {
+      try {
+        const result = await runStatement<CountedRow>(
+          db,
+          COUNT,
+          [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length)],
+          timeoutMs,
+        );
+        recovered(at);
+        for (const row of result.rows) {
+          const waiters = batch.get(row.client)!;
+          const startedAt = row.window_start.getTime();
+          seen.record(row.client, startedAt, row.count, at);
+          const first = row.count - waiters.length;
+          for (const [i, resolve] of waiters.entries()) resolve(seen.state(startedAt, first + i + 1, at));
+          batch.delete(row.client);
+        }
+        maybeSweep(at);
+      } catch (error) {
+        failed(error, at, 'count');
       }
-      maybeSweep(at);
-    } catch (error) {
-      failed(error, at, 'count');
-    } finally {
-      inFlight = false;
     }
+    inFlight = false;
     // What the statement did not answer for (it failed) is counted in the process.
     for (const [client, waiters] of batch) {
       for (const resolve of waiters) {
