@@ -217,7 +217,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 /** Starts the front server as its own process, so the load generator does not share its CPU time slice. */
 function startServer(distDir) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(docsApp, 'server/server.ts')], {
+    const child = spawn(process.execPath, ['--enable-source-maps', path.join(docsApp, 'dist/front-server.js')], {
       cwd: root,
       env: {
         ...process.env,

@@ -131,7 +131,7 @@ const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-static-bench-'));
 let docs;
 let bare;
 try {
-  docs = await startProcess(['--import', 'tsx', path.join(docsApp, 'server/server.ts')], {
+  docs = await startProcess(['--enable-source-maps', path.join(docsApp, 'dist/front-server.js')], {
     DOCS_DIST_DIR: distDir,
     DOCS_PORT: '0',
     DOCS_RATE_LIMIT: '100000000',
