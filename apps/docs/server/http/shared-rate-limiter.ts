@@ -94,7 +94,11 @@ class StoreTimeoutError extends Error {
  * connection comes from the same pool, so the pool's limit still holds. Past `timeoutMs` the
  * caller gets a StoreTimeoutError; a statement under way is then cancelled (pg_cancel_backend,
  * while its connection is still ours) so a lock that keeps it waiting does not hold the
- * connection, and a connection that arrives late is handed back unused.
+ * connection, and a connection that arrives late is handed back unused. The connection goes back
+ * to the pool only once the cancel has been delivered: pg_cancel_backend stops whatever the
+ * backend runs when it arrives, and knex opens a connection of its own to send it, so a statement
+ * that ended meanwhile would otherwise leave the cancel to hit the next user of the connection
+ * (another batch, or a share being stored).
  */
 async function runStatement<Row>(
   db: Database,
@@ -105,6 +109,7 @@ async function runStatement<Row>(
   const client = db.client as unknown as KnexClientWithConnections;
   let timedOut = false;
   let running: PgConnection | undefined;
+  let cancelling: Promise<unknown> | undefined;
   const work = (async () => {
     const connection = await client.acquireConnection();
     try {
@@ -113,6 +118,7 @@ async function runStatement<Row>(
       return await connection.query<Row>({ ...statement, values });
     } finally {
       running = undefined;
+      if (cancelling) await cancelling;
       client.releaseConnection(connection);
     }
   })();
@@ -120,7 +126,7 @@ async function runStatement<Row>(
   const deadline = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       timedOut = true;
-      if (running) client.cancelQuery(running).catch(() => {});
+      if (running) cancelling = client.cancelQuery(running).catch(() => {});
       reject(new StoreTimeoutError(timeoutMs));
     }, timeoutMs);
   });
