@@ -2,10 +2,11 @@
 // What sharing the request budget across replicas costs: two docs front servers run as their own
 // processes in the same run, built as production runs them (dist/front-server.js), identical but
 // for the database: one on embedded PGlite, which counts the budget in memory, one on a scratch
-// PostgreSQL database, which counts it with one upsert per request in docs_rate_windows (the
-// shared store, apps/docs/server/http/shared-rate-limiter.ts). Both answer GET /api/v1/topics, a
+// PostgreSQL database, which counts it in docs_rate_windows with one upsert per batch of the
+// requests that arrive during a round trip (the shared store,
+// apps/docs/server/http/shared-rate-limiter.ts). Both answer GET /api/v1/topics, a
 // cheap answer, so the limiter's part of each request shows. Two loads: every request from one
-// client address (one row, so the upserts of the 10 connections wait on each other's row lock)
+// client address (one row, which each batch of the 10 connections' requests counts in one upsert)
 // and requests from 1,000 addresses (DOCS_TRUST_PROXY with X-Forwarded-For). Measured in short
 // alternating rounds; the figure is the median of the rounds' ratios shared ÷ memory, so load that
 // other work puts on this shared machine moves both sides of a ratio alike. CPU per request is read
@@ -49,6 +50,22 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   });
 }
 
+/**
+ * SIGTERM, then SIGKILL if it is still running 10 s later; resolves once the process has exited, so
+ * its database connections are closed and its data directory is no longer written to.
+ */
+function stopChild(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
 /** Starts the docs server and resolves once it logs `listening on <url>` (with its rate limit store). */
 function startDocs(env) {
   return new Promise((resolve, reject) => {
@@ -67,7 +84,7 @@ function startDocs(env) {
       if (match) {
         ready = true;
         output = '';
-        resolve({ store: match[1], url: match[2], pid: child.pid, stop: () => child.kill('SIGTERM') });
+        resolve({ store: match[1], url: match[2], pid: child.pid, stop: () => stopChild(child) });
       }
     };
     child.stdout.on('data', onData);
@@ -243,11 +260,10 @@ try {
     writeFileSync(readmePath, next);
   }
 } finally {
-  memory?.stop();
-  shared?.stop();
-  // Give the servers a moment to close their connections before the database is dropped.
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Both servers have exited before their database and data directory are removed: a fixed pause
+  // left PGlite writing into a directory being deleted on a busy machine.
+  await Promise.all([memory?.stop(), shared?.stop()]);
   await admin.raw(`drop database if exists ${scratchName} with (force)`).catch(() => {});
   await admin.destroy();
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(dataDir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
 }
