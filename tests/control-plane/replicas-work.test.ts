@@ -384,7 +384,14 @@ describe('three control-plane replicas on one PostgreSQL database', () => {
         'sent to the version of weight 0 by replica 1 after its PUT answered',
       ).toEqual([]);
       expect(toV1(later), 'sent to the version of weight 0 by replicas 2 and 3 after 2 s').toEqual([]);
-      expect(after.filter((s) => receipts(v2).get(s.id) !== 1)).toEqual([]);
+      // Each ran exactly once, on one version or the other: a submission to replica 2 or 3 right
+      // after the PUT may still be pinned to 1.0.0 and sent there (counted above, not an error).
+      const runs = (s: (typeof after)[number]) =>
+        (receipts(v1).get(s.id) ?? 0) + (receipts(v2).get(s.id) ?? 0);
+      expect(
+        after.filter((s) => runs(s) !== 1).map((s) => `${s.id} submitted to ${s.url}: ${runs(s)} runs`),
+        'received exactly once by one of the two versions',
+      ).toEqual([]);
     },
   );
 
