@@ -34,6 +34,12 @@ export interface DocsServerOptions extends Partial<DocsServerSettings> {
   db?: Database;
   /** The clock of the rate limiter (tests move it instead of sleeping). */
   now?: () => number;
+  /**
+   * Longest wait on PostgreSQL per counted request before this process counts it itself (default
+   * 500 ms, see createSharedRateLimiter). Tests of the shared count raise it, so that a slow round
+   * trip on a busy machine is not mistaken for a failure of what they test.
+   */
+  rateLimitStoreTimeoutMs?: number;
   /** Where log lines go; without it, stdout at `logLevel` (see createLogger). */
   logger?: Logger;
 }
@@ -162,7 +168,12 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   // many serve the site; the embedded database belongs to one process, which counts in memory.
   const sharedBudget = db !== undefined && databaseKind(db) === 'postgres';
   const limiter = sharedBudget
-    ? createSharedRateLimiter({ ...budget, db: db!, logger })
+    ? createSharedRateLimiter({
+        ...budget,
+        db: db!,
+        logger,
+        ...(options.rateLimitStoreTimeoutMs ? { timeoutMs: options.rateLimitStoreTimeoutMs } : {}),
+      })
     : createRateLimiter(budget);
   let draining = false;
   const handler = createFrontHandler({
