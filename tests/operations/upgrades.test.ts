@@ -3,7 +3,10 @@
  * replicas starting at the same moment are safe, on an empty database and on an older one.
  *
  * On PostgreSQL (DATABASE_URL set): three control-plane processes (the build, as production runs
- * it) are started at the same moment on a fresh throwaway database; all three turn healthy, and
+ * it) are started at the same moment on a fresh throwaway database while the test holds the
+ * migration lock, and it lets go only once all three wait for it, so they do meet at the lock
+ * however the machine schedules their starts (three processes starting a second apart might
+ * never overlap, and the test could not fail without the lock); all three turn healthy, and
  * `control_plane_migrations` lists every migration exactly once, all in one batch (one replica
  * applied them all; the others found nothing left). Then the same on a database that an older
  * version migrated part of the way. The page's `psql` command is run against the result and must
@@ -19,6 +22,7 @@ import { migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { afterAll, describe, expect, it } from 'vitest';
 import { controlPlaneMigrations } from '../../apps/control-plane/src/migrations/index.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { eventually } from '../support/eventually.ts';
 import { operationsPage, runPageCommand } from '../support/operations-pages.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
@@ -51,6 +55,39 @@ async function startTogether(count: number, databaseUrl: string): Promise<Contro
   return running;
 }
 
+const MIGRATION_LOCK = 'control_plane_migrations';
+
+/**
+ * startTogether, with the migration lock held by the test until all `count` replicas wait for it
+ * (pg_locks), then released: they all reach the lock before any of them migrates.
+ */
+async function startQueuedOnTheLock(count: number, databaseUrl: string): Promise<ControlPlaneProcess[]> {
+  const admin = await openDatabase({ url: databaseUrl, poolMax: 1 });
+  // The session lock lives on one connection; this one is kept out of the pool until released.
+  const connection = await admin.client.acquireConnection();
+  let starting: Promise<ControlPlaneProcess[]> | undefined;
+  try {
+    await admin.raw('select pg_advisory_lock(hashtext(?))', [MIGRATION_LOCK]).connection(connection);
+    starting = startTogether(count, databaseUrl);
+    await eventually(`all ${count} replicas wait for the migration lock`, async () => {
+      const result = await admin
+        .raw(
+          `select count(*)::int as n from pg_locks where locktype = 'advisory' and objsubid = 1 and not granted
+             and database = (select oid from pg_database where datname = current_database())`,
+        )
+        .connection(connection);
+      return result.rows[0].n === count ? true : undefined;
+    });
+  } finally {
+    await admin.raw('select pg_advisory_unlock(hashtext(?))', [MIGRATION_LOCK]).connection(connection);
+    await admin.client.releaseConnection(connection);
+    await admin.destroy();
+    // Whatever happened above, the replicas are registered for cleanup before this returns.
+    await starting?.catch(() => {});
+  }
+  return await starting!;
+}
+
 async function recorded(url: string): Promise<Array<{ name: string; batch: number }>> {
   const db = await openDatabase({ url, poolMax: 1 });
   try {
@@ -72,7 +109,7 @@ describe(page, () => {
     async () => {
       const database: ThrowawayDatabase = await throwawayDatabase('sy_upgrades_fresh');
       cleanups.push(() => database.drop());
-      const replicas = await startTogether(3, database.url!);
+      const replicas = await startQueuedOnTheLock(3, database.url!);
       for (const replica of replicas) {
         const health = await fetch(`${replica.url}/api/v1/health`);
         expect(health.status).toBe(200);
@@ -100,7 +137,7 @@ describe(page, () => {
       } finally {
         await db.destroy();
       }
-      await startTogether(3, database.url!);
+      await startQueuedOnTheLock(3, database.url!);
       const rows = await recorded(database.url!);
       expect(rows.map((r) => r.name)).toEqual(NAMES);
       expect(rows.map((r) => r.batch)).toEqual([
