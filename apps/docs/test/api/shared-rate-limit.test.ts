@@ -211,6 +211,10 @@ describe.skipIf(!DATABASE_URL)(
       const { logger, lines } = memoryLogger();
       const db = await openDatabase({ url: scratch.url, poolMax: 2 });
       const limiter = createSharedRateLimiter({ db, logger, limit: 2, windowSeconds: 60, timeoutMs: 200 });
+      // A pooled connection first (the limiter takes its connections from this pool): opening one
+      // can itself take 200 ms on a busy machine, and then the statement would never be sent,
+      // leaving the cancel below untested.
+      await db.raw('select 1');
       const trx = await admin.transaction();
       try {
         await trx.raw('lock table docs_rate_windows in access exclusive mode');
