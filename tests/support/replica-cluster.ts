@@ -48,11 +48,20 @@ export async function startReplicaCluster(
     await close();
     throw (failed as PromiseRejectedResult).reason;
   }
-  const replicaIds = await eventually('every replica holds a lease', async () => {
-    const rows = await db('control_plane_replicas').select('replica_id', 'pid');
-    const ids = replicas.map((r) => rows.find((row) => row.pid === r.pid)?.replica_id as string | undefined);
-    return ids.every(Boolean) ? (ids as string[]) : undefined;
-  });
+  let replicaIds: string[];
+  try {
+    replicaIds = await eventually('every replica holds a lease', async () => {
+      const rows = await db('control_plane_replicas').select('replica_id', 'pid');
+      const ids = replicas.map(
+        (r) => rows.find((row) => row.pid === r.pid)?.replica_id as string | undefined,
+      );
+      return ids.every(Boolean) ? (ids as string[]) : undefined;
+    });
+  } catch (error) {
+    // The caller gets no cluster to close: stop the replicas and drop the database here.
+    await close();
+    throw error;
+  }
   return { replicas, replicaIds, database, db, close };
 }
 
