@@ -16,6 +16,18 @@ export interface SseReader {
 }
 
 /**
+ * A frame's data as JSON, or the text itself when it is not JSON: a throw here would end the read
+ * loop below, whose catch is for the test closing the stream, and the frames would silently stop.
+ */
+function parseData(data: string): unknown {
+  try {
+    return JSON.parse(data);
+  } catch {
+    return data;
+  }
+}
+
+/**
  * Opens an SSE stream of the control plane and collects its frames (parsed by eventsource-parser).
  * Resolves once the server wrote its `: connected` comment, so whatever happens after the call
  * returns is on the stream. `lastEventId` is sent as the Last-Event-ID header.
@@ -37,7 +49,7 @@ export async function openSse(url: string, lastEventId?: string): Promise<SseRea
     connected = resolve;
   });
   const parser = createParser({
-    onEvent: ({ id, event, data }) => frames.push({ id, event, data: data ? JSON.parse(data) : undefined }),
+    onEvent: ({ id, event, data }) => frames.push({ id, event, data: data ? parseData(data) : undefined }),
     onComment: (comment) => {
       if (comment.trim() === 'connected') connected();
     },
