@@ -78,6 +78,20 @@ async function waitForHttp(port: number, what: string, output: () => string, exi
   }
 }
 
+/**
+ * Whether a background command has exited, for waitForHttp: BackgroundCommand only tells through
+ * waitFor, which rejects once the command exits before printing the text (one it never prints).
+ * Without it an nginx that stops at once on a broken configuration was waited for two minutes.
+ */
+function exitedOf(command: BackgroundCommand): () => boolean {
+  let exited = false;
+  // Past waitForHttp's own deadline, so a rejection before it can only be the exit.
+  command.waitFor('\u0000never printed\u0000', START_TIMEOUT_MS + 60_000).catch(() => {
+    exited = true;
+  });
+  return () => exited;
+}
+
 /** A front server from the build, as production runs it; its budget is raised for the tables. */
 async function startFrontServer(port: number, env: Record<string, string> = {}): Promise<RunningProcess> {
   const dataDir = mkdtempSync(join(scratch, 'front-data-'));
@@ -120,21 +134,13 @@ async function startNginx(
   writeFileSync(join(prefix, 'site.conf'), `listen 127.0.0.1:${port};\nroot ${CLIENT_DIR};\n`);
   if (frontPort) writeFileSync(join(prefix, 'front.conf'), `server 127.0.0.1:${frontPort};\n`);
   const server = startShell(`exec ${nginx} -p ${prefix} -c ${prefix}/${config} -e stderr -g 'daemon off;'`);
-  let exited = false;
-  const stopped = server.stop.bind(server);
   try {
-    await waitForHttp(port, `nginx (${config})`, server.output, () => exited);
+    await waitForHttp(port, `nginx (${config})`, server.output, exitedOf(server));
   } catch (error) {
-    await stopped();
+    await server.stop();
     throw error;
   }
-  return {
-    port,
-    async stop() {
-      exited = true;
-      await stopped();
-    },
-  };
+  return { port, stop: () => server.stop() };
 }
 
 /** The body as JSON; when it is not, the error shows the whole answer (nginx's own pages are HTML). */
@@ -638,17 +644,13 @@ describe('content/operations/static-hosting.md', () => {
             const started = startShell(localize(command), { cwd: ROOT, env });
             background.push(started);
             runningNginx = started;
-            let exited = false;
-            await waitForHttp(nginxPort, `${where} nginx`, started.output, () => exited).catch((error) => {
-              exited = true;
-              throw error;
-            });
+            await waitForHttp(nginxPort, `${where} nginx`, started.output, exitedOf(started));
             continue;
           }
           if (command.includes(FRONT_SERVER_JS)) {
             const started = startShell(localize(command), { cwd: ROOT, env });
             background.push(started);
-            await waitForHttp(frontPort, `${where} front server`, started.output, () => false);
+            await waitForHttp(frontPort, `${where} front server`, started.output, exitedOf(started));
             continue;
           }
           if (example.shown?.lang === 'json') {
