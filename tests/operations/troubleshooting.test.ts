@@ -372,21 +372,27 @@ describe(page, () => {
   });
 
   it('shows the docs server’s 429 headers once a client spent its budget', async () => {
-    // Spends the budget (120 by default) in one burst, as a busy client would.
-    await eventually('the budget is spent', async () => {
-      const statuses = await Promise.all(
-        Array.from({ length: 40 }, async () => {
-          const response = await fetch(`http://127.0.0.1:${docsPort}/api/v1/search?q=heartbeat&limit=1`);
-          await response.arrayBuffer();
-          return response.status;
-        }),
-      );
-      return statuses.includes(429) ? true : undefined;
-    });
     const localize = localizeFor(main.url);
     const command = localize(commands.docs429.command.code).split('4321').join(String(docsPort));
-    const result = await runShell(command, { cwd: ROOT, timeoutMs: 30_000 });
-    expect(result.code, result.stderr).toBe(0);
+    let result: Awaited<ReturnType<typeof runShell>>;
+    for (let attempt = 1; ; attempt++) {
+      // Spends the budget (120 by default) in one burst, as a busy client would.
+      await eventually('the budget is spent', async () => {
+        const statuses = await Promise.all(
+          Array.from({ length: 40 }, async () => {
+            const response = await fetch(`http://127.0.0.1:${docsPort}/api/v1/search?q=heartbeat&limit=1`);
+            await response.arrayBuffer();
+            return response.status;
+          }),
+        );
+        return statuses.includes(429) ? true : undefined;
+      });
+      result = await runShell(command, { cwd: ROOT, timeoutMs: 30_000 });
+      expect(result.code, result.stderr).toBe(0);
+      // The window may have ended between the burst and the command (it began with this
+      // client's first request, up to a minute earlier): spend the new one and ask again.
+      if (result.stdout.startsWith('HTTP/1.1 429') || attempt === 3) break;
+    }
     // Seconds until the window resets depend on when the budget was spent.
     const seconds = (text: string) =>
       text.trimEnd().replace(/^((?:RateLimit-Reset|Retry-After): )\d+$/gm, '$1N');
