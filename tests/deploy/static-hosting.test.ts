@@ -371,6 +371,7 @@ describe('docs-static.conf answers as the front server does', () => {
       '/404',
       // The raw path as sent: nginx would normalise these into other paths, the front server refuses them.
       '/docs/api/n%6fdes',
+      '/docs/api/n%6fdes/?a=b',
       '/docs/api/../api/nodes',
       '/docs/%2e%2e/llms.txt',
       '/docs/api/nodes/.',
