@@ -44,4 +44,10 @@ export async function ensurePrometheus(): Promise<void> {
   } catch (error) {
     throw new Error(`installing prometheus failed (${(error as Error).message}). ${howTo}`);
   }
+  // A package of another layout (another distribution's) must not end in a bare ENOENT later.
+  if (!isExecutable(PROMTOOL) || !isExecutable(PROMETHEUS)) {
+    throw new Error(
+      `apt-get installed prometheus, but ${PROMTOOL} or ${PROMETHEUS} is still missing. ${howTo}`,
+    );
+  }
 }
