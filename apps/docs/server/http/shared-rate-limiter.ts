@@ -40,12 +40,15 @@ const PEEK: Statement = {
 
 /**
  * Deletes up to `limit` ended windows. The cutoff is checked again on the row being deleted (not
- * only in the subquery), so a window a request re-opened meanwhile is kept.
+ * only in the subquery), so a window a request re-opened meanwhile is kept. The rows are locked
+ * first, skipping those a count holds: a sweep that waited on them would lock its rows in
+ * window-start order while a count locks its own in client order, and a batch that re-opens two
+ * ended windows could deadlock with it (the count then timed out and was counted in memory).
  */
 const SWEEP: Statement = {
   name: 'docs_rate_windows_sweep',
   text: `delete from ${TABLE} where window_start <= $1 and client in
-  (select client from ${TABLE} where window_start <= $1 limit $2)`,
+  (select client from ${TABLE} where window_start <= $1 limit $2 for update skip locked)`,
 };
 
 interface WindowRow {
