@@ -17,6 +17,10 @@
  *   `--mount=type=cache,target=<dir>` links that directory to a persistent host directory for the
  *   step only, as BuildKit keeps a cache mount across builds and out of the image; the npm cache
  *   (/root/.npm) maps to the host's, so installs are as warm as a rebuild on a build machine.
+ * - Every stage is built at the same host path (the one before is moved aside when the next
+ *   begins), as each stage's /app is the same container path: absolute paths a build writes into
+ *   its output lead into the final stage, as in the image. Only the final stage is kept once every
+ *   step ran, so the running process finds no file of an earlier stage it did not copy.
  * - The final stage's ENV and exec-form CMD are how `start()` runs it; its VOLUMEs are fresh
  *   directories in the root (docker's anonymous volumes); HEALTHCHECK's exec-form command runs
  *   against the running process; STOPSIGNAL is what `stop()` sends.
@@ -38,6 +42,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   symlinkSync,
 } from 'node:fs';
@@ -211,7 +216,17 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
       if (stages.some((s) => s.name === from))
         fail(instruction, `a stage built on stage "${from}" is not emulated`);
       const name = words[2] ?? String(stages.length);
-      const root = join(options.scratch, `${stages.length}-${name}`);
+      // Every stage is built at one host path, as every stage's /app is one container path: the
+      // builds write absolute paths of where they were made (astro's server build names
+      // <root>/app/node_modules/... and <root>/app/apps/docs/src/...), which in the image lead into
+      // the final stage. The stage before is moved aside (COPY --from reads it there).
+      const root = join(options.scratch, 'rootfs');
+      const previous = stages.at(-1);
+      if (previous) {
+        previous.root = join(options.scratch, `${stages.length - 1}-${previous.name}`);
+        rmSync(previous.root, { recursive: true, force: true });
+        renameSync(root, previous.root);
+      }
       rmSync(root, { recursive: true, force: true });
       mkdirSync(join(root, 'root'), { recursive: true });
       stage = { name, from, root, workdir: '/', env: {}, user: undefined, chowns: [] };
@@ -402,6 +417,9 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
   const finalSignal = stopSignal;
   const finalVolumes = volumes;
   for (const volume of finalVolumes) mkdirSync(mapPath(final, volume), { recursive: true });
+  // The image is the final stage alone: nothing the process does may find an earlier stage's files
+  // (a development install among them), so a runtime stage missing a package cannot pass here.
+  for (const earlier of stages) if (earlier !== final) rmSync(earlier.root, { recursive: true, force: true });
 
   return {
     stages,
