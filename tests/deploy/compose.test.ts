@@ -28,7 +28,6 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS as DOCS_SETTINGS } from '@switchyard/docs/server/settings.ts';
 import { openDatabase } from '@switchyard/shared/db';
-import { type Cmd, DockerfileParser, type Env, type Instruction, type JSONInstruction } from 'dockerfile-ast';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SETTINGS as CONTROL_PLANE_SETTINGS } from '../../apps/control-plane/src/config.ts';
@@ -40,6 +39,7 @@ import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { finalImage } from './image-steps.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const POSTGRES = Boolean(process.env.DATABASE_URL);
@@ -125,89 +125,6 @@ function portMapping(entry: unknown): { host: number; container: number } {
   return { host: Number(match[1] ?? match[2]), container: Number(match[2]) };
 }
 
-// ---- a Dockerfile's final image --------------------------------------------------------------
-
-interface Image {
-  args: Map<string, string | undefined>;
-  env: Map<string, string>;
-  exposed: number[];
-  volumes: string[];
-  workdir: string | undefined;
-  cmd: string[];
-  healthcheck: boolean;
-}
-
-/** Replaces `$NAME` and `${NAME}` as Docker does in ENV values (only the plain forms are used). */
-function dockerSubstitute(text: string, vars: Map<string, string | undefined>): string {
-  return text.replace(
-    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
-    (_, a, b) => vars.get(a ?? b) ?? '',
-  );
-}
-
-/**
- * What the image a Dockerfile builds runs with: the instructions of its last stage (the runtime
- * image), ENV values resolved against the build args given and the ARG defaults.
- */
-function finalImage(dockerfile: string, buildArgs: Record<string, string> = {}): Image {
-  const parsed = DockerfileParser.parse(readFileSync(join(ROOT, dockerfile), 'utf8'));
-  const instructions = parsed.getInstructions();
-  const lastFrom = instructions.findLastIndex((i) => i.getKeyword() === 'FROM');
-  const stage: Instruction[] = instructions.slice(lastFrom + 1);
-  const args = new Map<string, string | undefined>();
-  // ARGs before the first FROM are declared for every stage; a stage sees them once it redeclares them.
-  const declared = new Map<string, string | undefined>();
-  for (const arg of parsed.getInitialARGs()) {
-    const property = arg.getProperty();
-    if (property) declared.set(property.getName(), property.getValue() ?? undefined);
-  }
-  const vars = new Map<string, string | undefined>();
-  const image: Image = {
-    args,
-    env: new Map(),
-    exposed: [],
-    volumes: [],
-    workdir: undefined,
-    cmd: [],
-    healthcheck: false,
-  };
-  // Every ARG of every stage: a --build-arg must name one of them.
-  for (const instruction of instructions) {
-    if (instruction.getKeyword() !== 'ARG') continue;
-    const property = (instruction as unknown as { getProperty(): any }).getProperty();
-    if (property) args.set(property.getName(), property.getValue() ?? undefined);
-  }
-  for (const instruction of stage) {
-    const keyword = instruction.getKeyword();
-    if (keyword === 'ARG') {
-      const property = (instruction as unknown as { getProperty(): any }).getProperty();
-      if (!property) continue;
-      const name = property.getName();
-      vars.set(name, buildArgs[name] ?? property.getValue() ?? declared.get(name));
-    } else if (keyword === 'ENV') {
-      for (const property of (instruction as Env).getProperties()) {
-        const value = dockerSubstitute(property.getValue() ?? '', vars);
-        image.env.set(property.getName(), value);
-        vars.set(property.getName(), value);
-      }
-    } else if (keyword === 'EXPOSE') {
-      image.exposed.push(...instruction.getArguments().map((a) => Number.parseInt(a.getValue(), 10)));
-    } else if (keyword === 'VOLUME') {
-      const text = instruction.getArgumentsContent() ?? '';
-      image.volumes.push(...(text.trim().startsWith('[') ? JSON.parse(text) : text.trim().split(/\s+/)));
-    } else if (keyword === 'WORKDIR') {
-      image.workdir = instruction.getArguments()[0]?.getValue();
-    } else if (keyword === 'CMD') {
-      const strings = (instruction as Cmd as JSONInstruction).getJSONStrings();
-      if (strings.length === 0) throw new Error(`${dockerfile}: CMD is not in exec (JSON) form`);
-      image.cmd = strings.map((s) => s.getJSONValue());
-    } else if (keyword === 'HEALTHCHECK') {
-      image.healthcheck = instruction.getArguments()[0]?.getValue().toUpperCase() === 'CMD';
-    }
-  }
-  return image;
-}
-
 // ---- coherence ---------------------------------------------------------------------------------
 
 const API_KEY = `compose-${randomBytes(12).toString('hex')}`;
@@ -263,14 +180,14 @@ describe('compose.yaml', () => {
         const context = typeof service.build === 'string' ? service.build : (service.build.context ?? '.');
         expect(statSync(resolve(ROOT, context)).isDirectory()).toBe(true);
         expect(existsSync(join(ROOT, dockerfile)), `${dockerfile} exists`).toBe(true);
-        const image = finalImage(dockerfile);
+        const image = finalImage(ROOT, dockerfile);
         for (const arg of Object.keys(service.build.args ?? {})) {
           expect([...image.args.keys()], `--build-arg ${arg}`).toContain(arg);
         }
       });
 
       it('sets only settings its app reads, in the service and in the image', () => {
-        const image = finalImage(dockerfile, service.build.args);
+        const image = finalImage(ROOT, dockerfile, service.build.args);
         const unknown = [...Object.keys(environmentOf(service)), ...image.env.keys()].filter(
           (env) => !app.settings.has(env) && !NODE_ITSELF.has(env),
         );
@@ -278,7 +195,7 @@ describe('compose.yaml', () => {
       });
 
       it('publishes the port the image EXPOSEs and listens on, on every interface', () => {
-        const image = finalImage(dockerfile, service.build.args);
+        const image = finalImage(ROOT, dockerfile, service.build.args);
         const ports = (service.ports ?? []).map(portMapping);
         expect(ports).toHaveLength(1);
         expect(image.exposed).toContain(ports[0]!.container);
@@ -299,7 +216,7 @@ describe('compose.yaml', () => {
       });
 
       it('is health-checked by its image and stopped by the image CMD being node itself', () => {
-        const image = finalImage(dockerfile, service.build.args);
+        const image = finalImage(ROOT, dockerfile, service.build.args);
         expect(image.healthcheck || Boolean(service.healthcheck)).toBe(true);
         expect(image.cmd[0]).toBe('node');
         expect(image.cmd).not.toContain('tsx');
@@ -336,7 +253,7 @@ let agent: ExecutionAgent | undefined;
 async function startService(name: string, service: any, databaseUrl: string): Promise<RunningService> {
   const dockerfile = dockerfileOf(service) as AppDockerfile;
   const app = APPS[dockerfile];
-  const image = finalImage(dockerfile, service.build.args);
+  const image = finalImage(ROOT, dockerfile, service.build.args);
   const env: Record<string, string> = { ...Object.fromEntries(image.env), ...environmentOf(service) };
   const port = await freePort();
   const container = portMapping(service.ports[0]).container;

@@ -40,7 +40,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS as DOCS_SETTINGS } from '@switchyard/docs/server/settings.ts';
-import { type Arg, DockerfileParser } from 'dockerfile-ast';
+import { DockerfileParser } from 'dockerfile-ast';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { SETTINGS as CONTROL_PLANE_SETTINGS } from '../../apps/control-plane/src/config.ts';
@@ -56,6 +56,7 @@ import {
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { finalImage } from './image-steps.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const POSTGRES = Boolean(process.env.DATABASE_URL);
@@ -71,22 +72,9 @@ const APPS = {
 
 // ---- what the docker commands name ------------------------------------------------------------
 
-/** The facts of a Dockerfile a docker command is checked against. */
+/** The facts of a Dockerfile a docker command is checked against (ARGs, EXPOSE, VOLUME). */
 function dockerfileFacts(dockerfile: string) {
-  const parsed = DockerfileParser.parse(readFileSync(join(ROOT, dockerfile), 'utf8'));
-  const instructions = parsed.getInstructions();
-  const finalStage = instructions.slice(instructions.findLastIndex((i) => i.getKeyword() === 'FROM') + 1);
-  const args = instructions
-    .filter((i) => i.getKeyword() === 'ARG')
-    .map((i) => (i as Arg).getProperty()?.getName())
-    .filter((name): name is string => Boolean(name));
-  const of = (keyword: string) => finalStage.filter((i) => i.getKeyword() === keyword);
-  const exposed = of('EXPOSE').flatMap((i) => i.getArguments().map((a) => Number.parseInt(a.getValue(), 10)));
-  const volumes = of('VOLUME').flatMap((i) => {
-    const text = (i.getArgumentsContent() ?? '').trim();
-    return text.startsWith('[') ? (JSON.parse(text) as string[]) : text.split(/\s+/);
-  });
-  return { args: new Set(args), exposed, volumes };
+  return finalImage(ROOT, dockerfile);
 }
 
 /**

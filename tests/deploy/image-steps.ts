@@ -49,7 +49,15 @@ import {
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, posix, relative, resolve } from 'node:path';
 import ignore from '@balena/dockerignore';
-import { type Copy, DockerfileParser, type Instruction, type Run } from 'dockerfile-ast';
+import {
+  type Cmd,
+  type Copy,
+  DockerfileParser,
+  type Env,
+  type Instruction,
+  type JSONInstruction,
+  type Run,
+} from 'dockerfile-ast';
 import { type ExitStatus, type RunningProcess, startNode } from '../support/child-process.ts';
 
 export interface ReproduceOptions {
@@ -596,4 +604,93 @@ function runHealthcheck(
       done({ exitCode: code, output: `${stdout}${stderr}`.trim() });
     });
   });
+}
+
+/** The final stage of a Dockerfile as read from the file, without building it. */
+export interface FinalImage {
+  /** Every ARG of every stage, with its default: a --build-arg must name one of them. */
+  args: Map<string, string | undefined>;
+  env: Map<string, string>;
+  exposed: number[];
+  volumes: string[];
+  workdir: string | undefined;
+  cmd: string[];
+  healthcheck: boolean;
+}
+
+/** Replaces `$NAME` and `${NAME}` as Docker does in ENV values (only the plain forms are used). */
+function dockerSubstitute(text: string, vars: Map<string, string | undefined>): string {
+  return text.replace(
+    /\$\{([A-Za-z_][A-Za-z0-9_]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)/g,
+    (_, a, b) => vars.get(a ?? b) ?? '',
+  );
+}
+
+/**
+ * What the image a Dockerfile builds runs with, read from the file alone (nothing is built): the
+ * instructions of its last stage (the runtime image), ENV values resolved against the build args
+ * given and the ARG defaults. For the checks of compose.yaml and of the pages' docker commands,
+ * which need the image's facts but not its build (`reproduceImage` builds it).
+ */
+export function finalImage(
+  context: string,
+  dockerfile: string,
+  buildArgs: Record<string, string> = {},
+): FinalImage {
+  const parsed = DockerfileParser.parse(readFileSync(resolve(context, dockerfile), 'utf8'));
+  const instructions = parsed.getInstructions();
+  const lastFrom = instructions.findLastIndex((i) => i.getKeyword() === 'FROM');
+  const stage: Instruction[] = instructions.slice(lastFrom + 1);
+  const args = new Map<string, string | undefined>();
+  // ARGs before the first FROM are declared for every stage; a stage sees them once it redeclares them.
+  const declared = new Map<string, string | undefined>();
+  for (const arg of parsed.getInitialARGs()) {
+    const property = arg.getProperty();
+    if (property) declared.set(property.getName(), property.getValue() ?? undefined);
+  }
+  const vars = new Map<string, string | undefined>();
+  const image: FinalImage = {
+    args,
+    env: new Map(),
+    exposed: [],
+    volumes: [],
+    workdir: undefined,
+    cmd: [],
+    healthcheck: false,
+  };
+  // Every ARG of every stage: a --build-arg must name one of them.
+  for (const instruction of instructions) {
+    if (instruction.getKeyword() !== 'ARG') continue;
+    const property = (instruction as unknown as { getProperty(): any }).getProperty();
+    if (property) args.set(property.getName(), property.getValue() ?? undefined);
+  }
+  for (const instruction of stage) {
+    const keyword = instruction.getKeyword();
+    if (keyword === 'ARG') {
+      const property = (instruction as unknown as { getProperty(): any }).getProperty();
+      if (!property) continue;
+      const name = property.getName();
+      vars.set(name, buildArgs[name] ?? property.getValue() ?? declared.get(name));
+    } else if (keyword === 'ENV') {
+      for (const property of (instruction as Env).getProperties()) {
+        const value = dockerSubstitute(property.getValue() ?? '', vars);
+        image.env.set(property.getName(), value);
+        vars.set(property.getName(), value);
+      }
+    } else if (keyword === 'EXPOSE') {
+      image.exposed.push(...instruction.getArguments().map((a) => Number.parseInt(a.getValue(), 10)));
+    } else if (keyword === 'VOLUME') {
+      const text = instruction.getArgumentsContent() ?? '';
+      image.volumes.push(...(text.trim().startsWith('[') ? JSON.parse(text) : text.trim().split(/\s+/)));
+    } else if (keyword === 'WORKDIR') {
+      image.workdir = instruction.getArguments()[0]?.getValue();
+    } else if (keyword === 'CMD') {
+      const strings = (instruction as Cmd as JSONInstruction).getJSONStrings();
+      if (strings.length === 0) throw new Error(`${dockerfile}: CMD is not in exec (JSON) form`);
+      image.cmd = strings.map((s) => s.getJSONValue());
+    } else if (keyword === 'HEALTHCHECK') {
+      image.healthcheck = instruction.getArguments()[0]?.getValue().toUpperCase() === 'CMD';
+    }
+  }
+  return image;
 }
