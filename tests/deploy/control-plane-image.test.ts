@@ -216,6 +216,9 @@ describe('the reproduced control-plane image', () => {
     expect(status, container!.process.output()).toEqual({ code: 0, signal: null });
     // The HEALTHCHECK is no formality: with the server gone it fails.
     expect((await container!.checkHealth()).exitCode).not.toBe(0);
+    // It wrote only where its non-root user may (the /data volume it owns), or it would fail in
+    // the image with EACCES, which running as this host's user cannot show.
+    expect(container!.writtenWithoutPermission()).toEqual([]);
     container = undefined;
   });
 });
@@ -254,6 +257,34 @@ describe('the image harness refuses what it cannot reproduce', () => {
     );
     const url = await reproduceSmall(`${base}RUN echo https://example.test/x > url.txt\nCMD ["node"]\n`, {});
     expect(readFileSync(url.hostPath('/app/url.txt'), 'utf8')).toBe('https://example.test/x\n');
+  });
+
+  it('and lists what the running process wrote where its USER could not', async () => {
+    const small = await reproduceSmall(
+      `${base}RUN mkdir -p data\nUSER node\nCMD ["node", "-e", "require('fs').writeFileSync('beside-the-code.txt', 'x'); require('fs').writeFileSync('data/x.txt', 'x')"]\n`,
+      {},
+    );
+    const run = small.start();
+    expect(await run.process.exited).toEqual({ code: 0, signal: null });
+    // Neither /app nor /app/data was given to the node user (no COPY --chown): both writes count.
+    expect(run.writtenWithoutPermission()).toEqual([
+      '/app',
+      '/app/beside-the-code.txt',
+      '/app/data',
+      '/app/data/x.txt',
+    ]);
+  });
+
+  it('but not what it wrote into a COPY --chown destination of that user', async () => {
+    const small = await reproduceSmall(
+      `FROM node:20-bookworm-slim AS build\nWORKDIR /app\nRUN mkdir -p data\n${base}COPY --from=build --chown=node:node /app/data data\nUSER node\nCMD ["node", "-e", "require('fs').writeFileSync('data/x.txt', 'x')"]\n`,
+      {},
+    );
+    expect(small.final.chowns).toEqual([{ destination: '/app/data', owner: 'node:node' }]);
+    const run = small.start();
+    expect(await run.process.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(small.hostPath('/app/data/x.txt'))).toBe(true);
+    expect(run.writtenWithoutPermission()).toEqual([]);
   });
 
   it('a RUN mount other than a cache', async () => {

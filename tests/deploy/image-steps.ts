@@ -29,7 +29,8 @@
  * - FROM pulls nothing: the base image's files (node, npm, the `node` user) are the host's. The
  *   base is only recorded (`stages[i].from`) for the tests to check its pin.
  * - USER switches nothing (the steps run as the host user); the final stage's USER is recorded,
- *   and `--chown` of COPY is recorded, for the tests to check.
+ *   and `--chown` of COPY is recorded, for the tests to check. What the running process wrote
+ *   where that USER could not is listed by `writtenWithoutPermission()`.
  * - A RUN line may use only relative paths: a word starting with `/` would reach the host's
  *   filesystem, not the stage's, so it is refused.
  * Any instruction, flag or form not listed above fails loudly rather than being skipped.
@@ -134,6 +135,13 @@ export interface ReproducedContainer {
   untilHealthy(): Promise<void>;
   /** Sends STOPSIGNAL (docker stop) and resolves with how the process ended. */
   stop(): Promise<ExitStatus>;
+  /**
+   * Container paths the process created or changed since it started where the image's USER could
+   * not write: anywhere but a COPY --chown destination owned by that user (the HOME directory
+   * aside). The steps run as the host user, often root, who may write anywhere; this is how a
+   * server that writes beside its code (and fails with EACCES in the image) is caught.
+   */
+  writtenWithoutPermission(): string[];
 }
 
 const KNOWN_RUN_MOUNT_TYPES = new Set(['cache']);
@@ -276,7 +284,8 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
         const destination = words.pop()!;
         const fromStage = flags.find((f) => f.getName() === 'from')?.getValue();
         const chown = flags.find((f) => f.getName() === 'chown')?.getValue();
-        if (chown) current.chowns.push({ destination, owner: chown });
+        if (chown)
+          current.chowns.push({ destination: posix.resolve(current.workdir, destination), owner: chown });
         let source: StageRecord | undefined;
         if (fromStage) {
           source = stages.find((s) => s.name === fromStage && s !== current);
@@ -446,6 +455,7 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
       const [program, ...argv] = finalCmd;
       if (program !== 'node')
         throw new Error(`CMD runs "${program}"; only node (the base image's) is emulated`);
+      const startedAt = Date.now();
       const child = startNode(argv, { cwd, env: processEnv });
       const checkHealth = async () => {
         if (!finalHealthcheck) throw new Error('the image has no HEALTHCHECK');
@@ -483,9 +493,34 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
           }
         },
         stop: () => child.stop(finalSignal),
+        writtenWithoutPermission() {
+          const user = final.user;
+          if (user === undefined || user === 'root' || user === '0') return [];
+          const owned = final.chowns
+            .filter((c) => c.owner === user || c.owner.startsWith(`${user}:`))
+            .map((c) => c.destination);
+          // /root stands for the user's HOME here (the node user's is /home/node, which it owns).
+          return changedSince(final.root, startedAt, [...owned, '/root']);
+        },
       };
     },
   };
+}
+
+/** Container paths under `root` whose modification time is `since` or later, `skip` subtrees aside. */
+function changedSince(root: string, since: number, skip: string[]): string[] {
+  const found: string[] = [];
+  const walk = (hostDir: string, containerDir: string) => {
+    for (const entry of readdirSync(hostDir, { withFileTypes: true })) {
+      const containerPath = posix.join(containerDir, entry.name);
+      if (skip.some((s) => containerPath === s || containerPath.startsWith(`${s}/`))) continue;
+      const hostPath = join(hostDir, entry.name);
+      if (lstatSync(hostPath).mtimeMs >= since) found.push(containerPath);
+      if (entry.isDirectory()) walk(hostPath, containerPath);
+    }
+  };
+  walk(root, '/');
+  return found.sort();
 }
 
 /** Values that are absolute container paths inside the stage's root become host paths. */
