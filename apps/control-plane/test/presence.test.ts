@@ -163,14 +163,16 @@ describe('stopping the presence manager', () => {
     const real = cp.runtime.transitions;
     const transitions = {
       ...real,
-      async statusChanged(...args: Parameters<NodeTransitions['statusChanged']>) {
-        const gate = gates.get(args[2]);
-        if (gate) {
+      // A pass announces its transitions of one kind together (publishAll).
+      async publishAll(events: Parameters<NodeTransitions['publishAll']>[0]) {
+        const reason = events.map((event) => ('reason' in event ? event.reason : undefined)).find(Boolean);
+        const gate = reason ? gates.get(reason) : undefined;
+        if (reason && gate) {
           gate.enter();
           await gate.opened;
-          finished.add(args[2]);
+          finished.add(reason);
         }
-        return real.statusChanged(...args);
+        return real.publishAll(events);
       },
     } as NodeTransitions;
 

@@ -53,11 +53,15 @@ export function createPresenceManager(deps: PresenceDeps) {
   async function tick(): Promise<SweepReport> {
     const now = deps.clock.now();
     const swept = await expireLeases(deps.db, new Date(now));
-    for (const { record, oldStatus } of swept) {
-      await deps.transitions.statusChanged(record, oldStatus, 'heartbeat_expired');
-    }
+    await deps.transitions.publishAll(
+      swept.map(({ record, oldStatus }) =>
+        deps.transitions.statusChangedEvent(record, oldStatus, 'heartbeat_expired'),
+      ),
+    );
     const evicted = await evictOffline(deps.db, new Date(now - deps.settings.hardEvictMs), new Date(now));
-    for (const key of evicted) await deps.transitions.announce('node.removed', key);
+    await deps.transitions.publishAll(
+      evicted.map((key) => deps.transitions.announcementEvent('node.removed', key)),
+    );
     // After the eviction, so a retention of 0 deletes what this very pass evicted.
     const purged = await purgeEvicted(deps.db, new Date(now - deps.settings.evictedRetentionMs));
     return {
@@ -80,8 +84,9 @@ export function createPresenceManager(deps: PresenceDeps) {
       new Date(now - deps.settings.maxTransitionMs),
       new Date(now),
     );
-    for (const record of stuck)
-      await deps.transitions.statusChanged(record, 'starting', 'transition_timeout');
+    await deps.transitions.publishAll(
+      stuck.map((record) => deps.transitions.statusChangedEvent(record, 'starting', 'transition_timeout')),
+    );
     report.timedOut = stuck.map((record) => ({ nodeId: record.nodeId, version: record.version }));
     return report;
   }
