@@ -4,9 +4,9 @@
  * run (turbo builds it before `npm test`). Which docs URL it picks for each combination of settings
  * is tested in docs-site-url.test.ts, without starting servers.
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { freePort } from '../support/free-port.ts';
@@ -142,7 +142,7 @@ describe('node scripts/start.mjs', () => {
 const NOT_IN_A_CHECKOUT = new Set(['node_modules', 'dist', '.astro', '.turbo', '.data', 'test-results']);
 
 /**
- * Copies what start.mjs runs (the script and both apps' sources) to `target`. Installed
+ * Copies what start.mjs runs (the script, both apps' sources and their server builds) to `target`. Installed
  * dependencies are linked, not copied: npm links workspaces the same way, and the main module of
  * each server, whose check is under test, is then a real file under `target`.
  */
@@ -156,5 +156,11 @@ function copyCheckout(target: string): void {
   }
   for (const modules of ['node_modules', 'apps/control-plane/node_modules', 'apps/docs/node_modules']) {
     if (existsSync(join(ROOT, modules))) symlinkSync(join(ROOT, modules), join(target, modules), 'dir');
+  }
+  // The servers' builds, which start.mjs runs (`npm start` builds them first); the docs site's
+  // pages come from DOCS_DIST_DIR.
+  for (const bundle of ['apps/control-plane/dist/server.js', 'apps/docs/dist/front-server.js']) {
+    mkdirSync(dirname(join(target, bundle)), { recursive: true });
+    for (const file of [bundle, `${bundle}.map`]) copyFileSync(join(ROOT, file), join(target, file));
   }
 }
