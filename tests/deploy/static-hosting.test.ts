@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { type IncomingHttpHeaders, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -29,6 +38,8 @@ const HOOK_TIMEOUT_MS = 2 * START_TIMEOUT_MS + 10_000;
 
 let nginx: string;
 let scratch: string;
+/** The copy of the build nginx serves (see beforeAll). */
+let siteCopy: string;
 
 /** One HTTP exchange as it went over the wire: no Accept-Encoding unless the request names one. */
 interface Answer {
@@ -131,7 +142,7 @@ async function startNginx(
   chmodSync(prefix, 0o755);
   for (const name of readdirSync(CONFIG_DIR)) copyFileSync(join(CONFIG_DIR, name), join(prefix, name));
   const port = options.port ?? (await freePort());
-  writeFileSync(join(prefix, 'site.conf'), `listen 127.0.0.1:${port};\nroot ${CLIENT_DIR};\n`);
+  writeFileSync(join(prefix, 'site.conf'), `listen 127.0.0.1:${port};\nroot ${siteCopy};\n`);
   if (frontPort) writeFileSync(join(prefix, 'front.conf'), `server 127.0.0.1:${frontPort};\n`);
   const server = startShell(`exec ${nginx} -p ${prefix} -c ${prefix}/${config} -e stderr -g 'daemon off;'`);
   try {
@@ -258,6 +269,10 @@ function firstFile(dir: string, ending: string): string {
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'switchyard-static-hosting-'));
   chmodSync(scratch, 0o755);
+  // nginx serves a copy, as the page says: run as root, its workers are `nobody`, which cannot
+  // reach a checkout under a private directory (CI clones into a mktemp -d, mode 0700).
+  siteCopy = join(scratch, 'site');
+  cpSync(CLIENT_DIR, siteCopy, { recursive: true });
   nginx = await nginxExecutable();
 }, NGINX_INSTALL_TIMEOUT_MS);
 
