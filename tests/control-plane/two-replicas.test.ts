@@ -18,7 +18,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '@switchyard/shared/db';
-import { createParser } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type ExecutionAgentProcess,
@@ -31,6 +30,7 @@ import {
   submitAsync,
 } from '../support/control-plane-process.ts';
 import { eventually } from '../support/eventually.ts';
+import { openSse, type SseReader } from '../support/sse-reader.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const TOTAL = 500;
@@ -39,44 +39,9 @@ const NODE_ID = `replicas-agent-${RUN_ID}`;
 const TARGET = `${NODE_ID}.work`;
 const POSTGRES = Boolean(process.env.DATABASE_URL);
 
-interface Frame {
-  id: string | undefined;
-  event: string | undefined;
-  data: any;
-}
-
-interface SseReader {
-  frames: Frame[];
-  close(): void;
-}
-
-/** Reads GET /api/ui/v1/executions/events as it arrives, frames parsed by eventsource-parser. */
-async function openExecutionEvents(url: string, lastEventId?: string): Promise<SseReader> {
-  const controller = new AbortController();
-  const response = await fetch(`${url}/api/ui/v1/executions/events`, {
-    signal: controller.signal,
-    headers: { accept: 'text/event-stream', ...(lastEventId ? { 'last-event-id': lastEventId } : {}) },
-  });
-  if (response.status !== 200)
-    throw new Error(`event stream answered ${response.status}: ${await response.text()}`);
-  expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const frames: Frame[] = [];
-  const parser = createParser({
-    onEvent: ({ id, event, data }) => frames.push({ id, event, data: data ? JSON.parse(data) : undefined }),
-  });
-  void (async () => {
-    const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) return;
-        parser.feed(value);
-      }
-    } catch {
-      // closed by the test
-    }
-  })();
-  return { frames, close: () => controller.abort() };
+/** Reads GET /api/ui/v1/executions/events as it arrives (Last-Event-ID when resuming). */
+function openExecutionEvents(url: string, lastEventId?: string): Promise<SseReader> {
+  return openSse(`${url}/api/ui/v1/executions/events`, lastEventId);
 }
 
 let dirA: string;
