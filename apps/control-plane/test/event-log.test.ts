@@ -536,6 +536,26 @@ describe('event log: page', () => {
     );
   });
 
+  it('appends more events at once than one statement has parameters for (a sweep expiring a whole fleet)', async () => {
+    const log = open();
+    const stream = uniqueStream();
+    // Three parameters a row: 25,000 rows in one INSERT would need 75,000 (PostgreSQL takes 65,535).
+    const count = 25_000;
+    await appendEvents(
+      handle.db,
+      Array.from({ length: count }, (_, n) => ({ stream, event: 'node.status_changed', payload: { n } })),
+    );
+    const seen: number[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const page = await log.page(stream, { limit: 1000, ...(after ? { after } : {}) });
+      seen.push(...page.entries.map((e) => e.payload.n as number));
+      if (!page.hasMore) break;
+      after = page.nextCursor!;
+    }
+    expect(seen).toEqual(Array.from({ length: count }, (_, n) => n));
+  });
+
   it('filters by payload fields (equal, and LIKE with escapes) and by recording time, in the database', async () => {
     const log = open();
     const stream = uniqueStream();

@@ -133,16 +133,28 @@ export async function appendEvent(db: Db, stream: string, event: string, payload
   await appendEvents(db, [{ stream, event, payload }]);
 }
 
-/** Appends many events in one INSERT; their ids follow the order of `rows`. */
+/**
+ * Rows per INSERT of appendEvents. A statement carries at most 65,535 parameters (three a row),
+ * and a presence sweep after an outage may expire a whole fleet in one pass.
+ */
+const APPEND_CHUNK_ROWS = 1000;
+
+/**
+ * Appends many events, a thousand rows per INSERT, in the caller's transaction when given one;
+ * their ids follow the order of `rows`.
+ */
 export async function appendEvents(
   db: Db,
   rows: Array<{ stream: string; event: string; payload: object }>,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  // `tx` is left to its default (pg_current_xact_id()): the writing transaction's own id.
-  await db('event_log').insert(
-    rows.map((row) => ({ stream: row.stream, event: row.event, payload: JSON.stringify(row.payload) })),
-  );
+  for (let start = 0; start < rows.length; start += APPEND_CHUNK_ROWS) {
+    // `tx` is left to its default (pg_current_xact_id()): the writing transaction's own id.
+    await db('event_log').insert(
+      rows
+        .slice(start, start + APPEND_CHUNK_ROWS)
+        .map((row) => ({ stream: row.stream, event: row.event, payload: JSON.stringify(row.payload) })),
+    );
+  }
 }
 
 interface Row {
