@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS as DOCS_SETTINGS } from '@switchyard/docs/server/settings.ts';
+import { DOCS_URL_ENV } from '@switchyard/shared';
 import { openDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -49,7 +50,8 @@ const NODE_ITSELF = new Set(['NODE_ENV']);
 /** What each app's image is: where its Dockerfile is, what it reads, where it listens. */
 const APPS = {
   'apps/control-plane/Dockerfile': {
-    settings: new Set(CONTROL_PLANE_SETTINGS.map((s) => s.env)),
+    // Its settings, and the docs base its error documents link to (read by the shared package).
+    settings: new Set([...CONTROL_PLANE_SETTINGS.map((s) => s.env), DOCS_URL_ENV]),
     portEnv: 'CONTROL_PLANE_PORT',
     hostEnv: 'CONTROL_PLANE_HOST',
     healthPath: '/api/v1/health',

@@ -40,6 +40,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SETTINGS as DOCS_SETTINGS } from '@switchyard/docs/server/settings.ts';
+import { DOCS_URL_ENV } from '@switchyard/shared';
 import { DockerfileParser } from 'dockerfile-ast';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -66,7 +67,8 @@ const PAGE_SITE = 'https://docs.example.com';
 
 /** Each app as its image and its settings know it. */
 const APPS = {
-  'apps/control-plane/Dockerfile': new Set(CONTROL_PLANE_SETTINGS.map((s) => s.env)),
+  // Its settings, and the docs base its error documents link to (read by the shared package).
+  'apps/control-plane/Dockerfile': new Set([...CONTROL_PLANE_SETTINGS.map((s) => s.env), DOCS_URL_ENV]),
   'apps/docs/Dockerfile': new Set<string>(DOCS_SETTINGS.map((s) => s.env)),
 } as Record<string, Set<string>>;
 

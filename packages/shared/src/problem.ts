@@ -118,9 +118,12 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
 
+/** The environment variable naming the public docs base (read by every app that renders problems). */
+export const DOCS_URL_ENV = 'SWITCHYARD_DOCS_URL';
+
 /** Where the public docs live; documentation_url values point here. */
 export function docsBaseUrl(): string {
-  return (process.env.SWITCHYARD_DOCS_URL ?? 'http://127.0.0.1:4321').replace(/\/+$/, '');
+  return (process.env[DOCS_URL_ENV] ?? 'http://127.0.0.1:4321').replace(/\/+$/, '');
 }
 
 /** The documentation URL of one code: the errors page with the code as anchor. */
