@@ -307,6 +307,29 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     if (pending.size > 0) schedule();
   }
 
+  // Peeks under way, by client, shared by every peek of that client that arrives meanwhile: a page
+  // loads dozens of assets at once (none spends the budget), and each would otherwise take a
+  // pooled connection, before the shares' statements and the counts, to read the same row.
+  const peeking = new Map<string, Promise<RateLimitState>>();
+
+  async function peekOnce(client: string): Promise<RateLimitState> {
+    const at = now();
+    if (tryDatabase(at)) {
+      try {
+        const result = await runStatement<WindowRow>(db, PEEK, [client], timeoutMs);
+        recovered(at);
+        const row = result.rows[0];
+        // A peek never refuses (see FixedWindows.peek); it only reports.
+        if (row && at - row.window_start.getTime() < windowMs)
+          return { ...fromRow(client, row, at), allowed: true };
+        return seen.state(at, 0, at);
+      } catch (error) {
+        failed(error, at, 'peek');
+      }
+    }
+    return seen.peek(client, at);
+  }
+
   return {
     take(client) {
       const at = now();
@@ -321,22 +344,12 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
         schedule();
       });
     },
-    async peek(client) {
-      const at = now();
-      if (tryDatabase(at)) {
-        try {
-          const result = await runStatement<WindowRow>(db, PEEK, [client], timeoutMs);
-          recovered(at);
-          const row = result.rows[0];
-          // A peek never refuses (see FixedWindows.peek); it only reports.
-          if (row && at - row.window_start.getTime() < windowMs)
-            return { ...fromRow(client, row, at), allowed: true };
-          return seen.state(at, 0, at);
-        } catch (error) {
-          failed(error, at, 'peek');
-        }
-      }
-      return seen.peek(client, at);
+    peek(client) {
+      const under = peeking.get(client);
+      if (under) return under;
+      const answer = peekOnce(client).finally(() => peeking.delete(client));
+      peeking.set(client, answer);
+      return answer;
     },
     lastKnown(client) {
       return seen.peek(client, now());

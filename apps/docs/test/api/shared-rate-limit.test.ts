@@ -205,6 +205,44 @@ describe.skipIf(!DATABASE_URL)(
       }
     });
 
+    it('reads the row once for the concurrent asset requests of one client, and answers them all', async () => {
+      const db = await openDatabase({ url: scratch.url, poolMax: 4 });
+      const limiter = createSharedRateLimiter({
+        db,
+        logger: memoryLogger().logger,
+        limit: 5,
+        windowSeconds: 60,
+        // Longer than the waits below, so no read is cancelled while they look.
+        timeoutMs: 30_000,
+      });
+      const client = '203.0.113.60';
+      await limiter.take(client);
+      // The table is held locked, so every read sent stays visible until the lock goes.
+      const trx = await admin.transaction();
+      let peeks: Array<Promise<unknown>> = [];
+      try {
+        await trx.raw('lock table docs_rate_windows in access exclusive mode');
+        peeks = Array.from({ length: 20 }, () => limiter.peek(client));
+        const reads = async () =>
+          (
+            await admin.raw(
+              "select count(*)::int as n from pg_stat_activity where datname = current_database() and query like 'select window_start, count from docs_rate_windows%' and state = 'active'",
+            )
+          ).rows[0].n;
+        await expect.poll(reads, { timeout: 10_000 }).toBe(1);
+        // Every other peek waits on that one read rather than on a connection of its own.
+        await new Promise((done) => setTimeout(done, 200));
+        expect(await reads()).toBe(1);
+      } finally {
+        await trx.rollback();
+      }
+      const states = await Promise.all(peeks);
+      expect(states).toHaveLength(20);
+      for (const state of states) expect(state).toMatchObject({ allowed: true, remaining: 4 });
+      await limiter.close();
+      await db.destroy();
+    });
+
     it('answers from memory when the database does not answer in time', async () => {
       // The limiter itself, with a short wait: the table is locked by a transaction that neither
       // commits nor ends until the request has been answered.
