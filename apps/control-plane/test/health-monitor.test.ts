@@ -87,6 +87,45 @@ describe('health monitor', () => {
     expect(agent.healthRequests).toBe(1);
   });
 
+  it('claims no more than it can probe before the claim runs out, even when every probe times out', async () => {
+    for (let i = 0; i < 20; i++) {
+      await call(
+        cp.base,
+        'POST',
+        '/api/v1/nodes/register',
+        registration(uniqueNodeId(), await deadAgentUrl()),
+      );
+    }
+    cp.clock.advance(30_000);
+    const settings = { ...cp.runtime.healthSettings, checkIntervalMs: 30_000, checkTimeoutMs: 5_000 };
+    const overdue: string[] = [];
+    let probes = 0;
+    const monitor = createHealthMonitor({
+      db: cp.handle.db,
+      transitions: cp.runtime.transitions,
+      clock: cp.clock,
+      settings,
+      concurrency: 2,
+      // Every agent hangs: each probe waits out the 5 s timeout, two at a time.
+      probe: async (baseUrl, timeoutMs) => {
+        probes += 1;
+        const claimed = await cp.handle.db('node_instances').where({ base_url: baseUrl }).first();
+        // Past its claim another replica could have claimed and probed it too.
+        if (cp.clock.now() >= new Date(claimed.next_check_at).getTime()) overdue.push(claimed.node_id);
+        cp.clock.advance(timeoutMs / 2);
+        return {
+          ok: false,
+          statusCode: null,
+          error: `no answer within ${timeoutMs} ms`,
+          durationMs: timeoutMs,
+        };
+      },
+    });
+    await monitor.runOnce();
+    expect(probes).toBeGreaterThanOrEqual(20);
+    expect(overdue).toEqual([]);
+  });
+
   it('degrades a ready node after 3 consecutive failed checks (HTTP 500), and a ready heartbeat does not undo it', async () => {
     const { agent, id } = await agentAndNode();
     agent.health = 'fail';

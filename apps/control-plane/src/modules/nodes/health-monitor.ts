@@ -15,7 +15,10 @@ export interface HealthMonitorDeps {
   probe?: HealthProbe;
   /** Probes in flight at once. */
   concurrency?: number;
-  /** Instances claimed per round trip to the database. */
+  /**
+   * Most instances claimed per round trip to the database; fewer when probing that many could
+   * outlast the claim (see claimLimit).
+   */
   batchSize?: number;
   /** Where failures of background passes are logged; a fresh app logger when omitted. */
   log?: Logger;
@@ -38,10 +41,23 @@ export interface CheckOutcome {
 export function createHealthMonitor(deps: HealthMonitorDeps) {
   const probe = deps.probe ?? httpHealthProbe;
   const concurrency = deps.concurrency ?? 8;
-  const batchSize = deps.batchSize ?? 100;
   const log = deps.log ?? createLogger();
+
+  /**
+   * A claim holds its instances for one check interval: past it they are due again, and another
+   * replica (or this one) claims and probes them a second time, counting a failure twice. So a
+   * batch is no larger than the probes can finish in half an interval when every one of them
+   * waits out its timeout (100 agents that hang, probed 8 at a time with a 5 s timeout, would
+   * take over a minute against a 30 s claim).
+   */
+  function claimLimit(): number {
+    const { checkIntervalMs, checkTimeoutMs } = deps.settings;
+    const waves = Math.max(1, Math.floor(checkIntervalMs / (2 * Math.max(1, checkTimeoutMs))));
+    return Math.min(deps.batchSize ?? 100, concurrency * waves);
+  }
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
+  let stopping = false;
 
   async function applyResult(
     instance: NodeInstanceRecord,
@@ -90,20 +106,25 @@ export function createHealthMonitor(deps: HealthMonitorDeps) {
     return outcomes;
   }
 
-  /** One monitor round: claims every instance due for a probe, probes them, applies the results. */
+  /**
+   * One monitor round: claims the instances due when it started, a batch at a time, probes them,
+   * applies the results. Instances that fall due while it runs wait for the next round, so a
+   * round ends however long its probes take (and stop() does not wait on an endless one).
+   */
   async function runOnce(): Promise<CheckOutcome[]> {
     const outcomes: CheckOutcome[] = [];
-    for (;;) {
-      const now = deps.clock.now();
+    const limit = claimLimit();
+    const dueBy = new Date(deps.clock.now());
+    while (!stopping) {
       const due = await claimHealthChecks(
         deps.db,
-        new Date(now),
-        new Date(now + deps.settings.checkIntervalMs),
-        batchSize,
+        dueBy,
+        new Date(deps.clock.now() + deps.settings.checkIntervalMs),
+        limit,
       );
       if (due.length === 0) break;
       outcomes.push(...(await checkAll(due)));
-      if (due.length < batchSize) break;
+      if (due.length < limit) break;
     }
     return outcomes;
   }
@@ -119,6 +140,7 @@ export function createHealthMonitor(deps: HealthMonitorDeps) {
      */
     start(): void {
       if (timer) return;
+      stopping = false;
       const period = Math.max(10, Math.min(deps.settings.checkIntervalMs, 5000));
       const round = () => {
         running = runOnce()
@@ -133,6 +155,8 @@ export function createHealthMonitor(deps: HealthMonitorDeps) {
     async stop(): Promise<void> {
       if (timer) clearTimeout(timer);
       timer = undefined;
+      // The round under way finishes the batch it claimed and claims no other.
+      stopping = true;
       await running;
     },
   };
