@@ -108,6 +108,8 @@ async function runStatement<Row>(
   statement: Statement,
   values: unknown[],
   timeoutMs: number,
+  /** Ends the wait early, the statement cancelled as on a timeout (the limiter is closing). */
+  stop?: AbortSignal,
 ): Promise<QueryResult<Row>> {
   const client = db.client as unknown as KnexClientWithConnections;
   let timedOut = false;
@@ -126,17 +128,22 @@ async function runStatement<Row>(
     }
   })();
   let timer: NodeJS.Timeout | undefined;
+  let giveUp: (() => void) | undefined;
   const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
+    giveUp = () => {
       timedOut = true;
       if (running) cancelling = client.cancelQuery(running).catch(() => {});
       reject(new StoreTimeoutError(timeoutMs));
-    }, timeoutMs);
+    };
+    timer = setTimeout(giveUp, timeoutMs);
   });
+  if (stop?.aborted) giveUp!();
+  else stop?.addEventListener('abort', giveUp!, { once: true });
   try {
     return await Promise.race([work, deadline]);
   } finally {
     clearTimeout(timer);
+    stop?.removeEventListener('abort', giveUp!);
     // Whatever the late outcome of the statement, it has been accounted for by the race.
     work.catch(() => {});
   }
@@ -193,6 +200,8 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   let lastSweep = now();
   let sweeping: Promise<void> | undefined;
   let closed = false;
+  // Cancels a sweep's statement when the limiter closes: a shutdown must not wait for it.
+  const closing = new AbortController();
 
   /** Whether to ask the database now: always, except during an outage until the next retry. */
   function tryDatabase(at: number): boolean {
@@ -233,14 +242,16 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     const cutoff = new Date(at - windowMs);
     sweeping = (async () => {
       for (let batch = 0; batch < sweepBatches && !closed; batch++) {
-        // The wait of a request does not apply: nobody waits on a sweep.
-        const deleted = await runStatement(db, SWEEP, [cutoff, sweepBatch], 30_000);
+        // The wait of a request does not apply: nobody waits on a sweep, but a shutdown, which
+        // cancels it instead (the ended windows are deleted by the next sweep, on any replica).
+        const deleted = await runStatement(db, SWEEP, [cutoff, sweepBatch], 30_000, closing.signal);
         if ((deleted.rowCount ?? 0) < sweepBatch) break;
       }
     })()
-      .catch((error: unknown) =>
-        logger.warn({ err: error }, 'rate limit store: deleting ended windows failed'),
-      )
+      .catch((error: unknown) => {
+        // Cancelled by close(): nothing failed.
+        if (!closed) logger.warn({ err: error }, 'rate limit store: deleting ended windows failed');
+      })
       .finally(() => {
         sweeping = undefined;
       });
@@ -361,6 +372,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
         if (!inFlight) await flush();
         else await new Promise((resolve) => setImmediate(resolve));
       }
+      closing.abort();
       await sweeping;
     },
   };

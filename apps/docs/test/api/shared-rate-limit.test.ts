@@ -243,6 +243,53 @@ describe.skipIf(!DATABASE_URL)(
       await db.destroy();
     });
 
+    it('cancels a sweep under way when it closes, instead of waiting for its statement', async () => {
+      let now = Date.parse('2026-11-25T10:00:00Z');
+      const { logger, lines } = memoryLogger();
+      const db = await openDatabase({ url: scratch.url, poolMax: 2 });
+      const limiter = createSharedRateLimiter({
+        db,
+        logger,
+        limit: 5,
+        windowSeconds: 60,
+        timeoutMs: 10_000,
+        now: () => now,
+      });
+      const sweeps = async () =>
+        (
+          await admin.raw(
+            "select count(*)::int as n from pg_stat_activity where datname = current_database() and query like 'delete from docs_rate_windows%' and state = 'active'",
+          )
+        ).rows[0].n;
+      // A database that hangs on deletes: the sweep's statement would wait its whole 30 s.
+      await admin.raw(
+        'create function docs_rate_windows_hang() returns trigger language plpgsql as $$ begin perform pg_sleep(60); return null; end $$',
+      );
+      await admin.raw(
+        'create trigger docs_rate_windows_hang before delete on docs_rate_windows for each statement execute function docs_rate_windows_hang()',
+      );
+      try {
+        await limiter.take('203.0.113.70');
+        now += 61_000;
+        // The first count after a window length starts a sweep, which deletes the ended window.
+        await limiter.take('203.0.113.71');
+        await expect.poll(sweeps, { timeout: 10_000 }).toBe(1);
+        const closed = limiter.close().then(() => 'closed');
+        const deadline = new Promise((done) => setTimeout(() => done('still waiting after 10 s'), 10_000));
+        expect(await Promise.race([closed, deadline])).toBe('closed');
+        await expect.poll(sweeps, { timeout: 10_000 }).toBe(0);
+        expect(lines.filter((line) => line.level >= 40)).toEqual([]);
+      } finally {
+        // A sweep left hanging (the test failed) would hold the table against the drop.
+        await admin.raw(
+          "select pg_cancel_backend(pid) from pg_stat_activity where datname = current_database() and query like 'delete from docs_rate_windows%'",
+        );
+        await admin.raw('drop trigger if exists docs_rate_windows_hang on docs_rate_windows');
+        await admin.raw('drop function if exists docs_rate_windows_hang()');
+        await db.destroy();
+      }
+    });
+
     it('answers from memory when the database does not answer in time', async () => {
       // The limiter itself, with a short wait: the table is locked by a transaction that neither
       // commits nor ends until the request has been answered.
