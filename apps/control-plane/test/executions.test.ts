@@ -138,19 +138,63 @@ describe('synchronous lane', () => {
     ]);
   });
 
-  it('reports an agent error as a failed execution with its message', async () => {
+  it('answers 502 with the execution, its status and the agent error when the agent fails, and keeps the record', async () => {
     const agent = await agentWith({
       broken: { kind: 'error', status: 500, error: 'model quota exhausted', details: { retry_in: 30 } },
     });
     const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.broken`, { input: {} });
-    expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ status: 'failed', error_message: 'model quota exhausted' });
+    expect(answer.status).toBe(502);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(answer.body).toMatchObject({
+      status: 502,
+      code: 'execution_failed',
+      execution_status: 'failed',
+      error_message: 'model quota exhausted',
+      error: 'model quota exhausted',
+      error_details: { retry_in: 30 },
+    });
+    expect(answer.body.execution_id).toMatch(/^exec_[0-9a-z]{26}$/);
+    expect(answer.headers.get('x-execution-id')).toBe(answer.body.execution_id);
     const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
     expect(record.body).toMatchObject({
       status: 'failed',
       error: 'model quota exhausted',
       error_details: { retry_in: 30 },
     });
+  });
+
+  it("passes the agent's own 4xx through when it refuses the call", async () => {
+    const agent = await agentWith({
+      picky: { kind: 'error', status: 422, error: 'text is too long', details: { max: 10 } },
+    });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.picky`, { input: {} });
+    expect(answer.status).toBe(422);
+    expect(answer.body).toMatchObject({
+      status: 422,
+      code: 'execution_failed',
+      execution_status: 'failed',
+      error_message: 'text is too long',
+      error_details: { max: 10 },
+    });
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`)).body.status).toBe(
+      'failed',
+    );
+  });
+
+  it('answers 502 when an agent that answered 202 reports failed through its callback', async () => {
+    const agent = await agentWith({
+      flaky: { kind: 'fail-callback', error: 'tool crashed', details: { tool: 'search' }, callbackDelayMs: 50 },
+    });
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.flaky`, { input: {} });
+    expect(answer.status).toBe(502);
+    expect(answer.body).toMatchObject({
+      code: 'execution_failed',
+      execution_status: 'failed',
+      error_message: 'tool crashed',
+      error_details: { tool: 'search' },
+    });
+    const record = await call(cp.base, 'GET', `/api/v1/executions/${answer.body.execution_id}`);
+    expect(record.body).toMatchObject({ status: 'failed', error: 'tool crashed' });
   });
 
   it('answers 502 with the execution id when the agent is not listening (never started)', async () => {
@@ -616,8 +660,8 @@ describe('what agents send back', () => {
       deep: { kind: 'answer', result: () => nest(100) },
     });
     const nul = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.nul`, { input: {} });
-    expect(nul.status).toBe(200);
-    expect(nul.body).toMatchObject({ status: 'failed', error_message: 'crash dump \uFFFD here' });
+    expect(nul.status).toBe(502);
+    expect(nul.body).toMatchObject({ execution_status: 'failed', error_message: 'crash dump \uFFFD here' });
     const record = (await call(cp.base, 'GET', `/api/v1/executions/${nul.body.execution_id}`)).body;
     expect(record.error_details).toBeNull();
     const deep = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.deep`, { input: {} });

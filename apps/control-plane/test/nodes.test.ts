@@ -673,7 +673,7 @@ describe('regression (issue 8): "__proto__" keys are kept like any other key', (
   });
 });
 
-describe('regression (issue 8): proposed_tags and accepts_webhook from the TypeScript SDK are kept', () => {
+describe('proposed_tags and accepts_webhook from the SDKs are kept', () => {
   it('stores the agent proposed_tags and accepts_webhook and each function proposed_tags, and shows them', async () => {
     const id = uniqueNodeId('sdk');
     const registered = await register(id, {
@@ -683,20 +683,39 @@ describe('regression (issue 8): proposed_tags and accepts_webhook from the TypeS
       skills: [{ id: 'word_count', tags: [], proposed_tags: [] }],
     });
     for (const record of [registered, (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body]) {
-      expect(record).toMatchObject({ proposed_tags: ['finance', 'pii'], accepts_webhook: true });
+      expect(record).toMatchObject({ proposed_tags: ['finance', 'pii'], accepts_webhook: 'true' });
       expect(record.reasoners).toEqual([
-        { id: 'summarize', tags: ['nlp'], proposed_tags: ['gpt'], accepts_webhook: true },
+        { id: 'summarize', tags: ['nlp'], proposed_tags: ['gpt'], accepts_webhook: 'true' },
       ]);
       expect(record.skills).toEqual([{ id: 'word_count', tags: [], proposed_tags: [] }]);
       expect(record.instances?.[0] ?? record).toMatchObject({ proposed_tags: ['finance', 'pii'] });
     }
   });
 
+  it('takes accepts_webhook as the strings the SDKs send ("true", "false", "warn") or a boolean, and stores the string', async () => {
+    const id = uniqueNodeId('sdk');
+    const sent = [true, false, 'true', 'false', 'warn'];
+    const registered = await register(id, {
+      accepts_webhook: 'warn',
+      reasoners: sent.map((flag, i) => ({ id: `r${i}`, accepts_webhook: flag })),
+      skills: [{ id: 's', accepts_webhook: false }],
+    });
+    const stored = ['true', 'false', 'true', 'false', 'warn'];
+    for (const record of [registered, (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body]) {
+      expect(record.accepts_webhook).toBe('warn');
+      expect(record.reasoners.map((r: any) => r.accepts_webhook)).toEqual(stored);
+      expect(record.skills[0].accepts_webhook).toBe('false');
+    }
+    const summary = await call(cp.base, 'GET', `/api/ui/v1/nodes?node_id=${id}`);
+    const listed = summary.body.nodes[0];
+    expect(JSON.stringify(listed)).toContain('"accepts_webhook":"warn"');
+  });
+
   it('defaults to no proposed tags and no webhooks, and answers 400 for wrong types', async () => {
     const id = uniqueNodeId('sdk');
     expect(await register(id, { proposed_tags: null, accepts_webhook: null })).toMatchObject({
       proposed_tags: [],
-      accepts_webhook: false,
+      accepts_webhook: 'false',
     });
     const wrong = await call(
       cp.base,
@@ -705,13 +724,16 @@ describe('regression (issue 8): proposed_tags and accepts_webhook from the TypeS
       registration(uniqueNodeId(), agent.url, {
         proposed_tags: 'finance',
         accepts_webhook: 'yes',
-        skills: [{ id: 's', proposed_tags: [1] }],
+        reasoners: [{ id: 'r', accepts_webhook: 'TRUE' }],
+        skills: [{ id: 's', proposed_tags: [1], accepts_webhook: 1 }],
       }),
     );
     expectProblem(wrong, 400, 'invalid_request');
     expect(wrong.body.errors.map((e: any) => e.field).sort()).toEqual([
       'accepts_webhook',
       'proposed_tags',
+      'reasoners[0].accepts_webhook',
+      'skills[0].accepts_webhook',
       'skills[0].proposed_tags[0]',
     ]);
   });

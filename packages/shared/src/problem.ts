@@ -73,6 +73,12 @@ export const ERROR_CATALOGUE = {
     title: 'Service unavailable',
     resolution: 'This feature is not configured on this deployment; ask its operator to enable it.',
   },
+  execution_failed: {
+    status: 502,
+    title: 'Execution failed',
+    resolution:
+      'The agent ran the function and it failed: read error_message and error_details, fix the input or the agent, then call again. The execution is kept at GET /api/v1/executions/{execution_id}.',
+  },
   upstream_timeout: {
     status: 504,
     title: 'Upstream timeout',
@@ -134,6 +140,11 @@ export function documentationUrl(code: ErrorCode, base = docsBaseUrl()): string 
 export interface ProblemInit {
   detail: string;
   instance: string;
+  /**
+   * Overrides the catalogue's status where a code stands for one outcome answered with more than
+   * one status: `execution_failed` passes an agent's own 4xx through and is 502 otherwise.
+   */
+  status?: number;
   /** Overrides the catalogue's resolution when the next step is more specific. */
   resolution?: string;
   available_endpoints?: Record<string, unknown>;
@@ -150,7 +161,7 @@ export function buildProblem(code: ErrorCode, init: ProblemInit): Problem {
     ...init.extensions,
     type: url,
     title: entry.title,
-    status: entry.status,
+    status: init.status ?? entry.status,
     detail: init.detail,
     instance: init.instance,
     code,
@@ -179,7 +190,7 @@ export class ProblemError extends Error {
     super(detail);
     this.name = 'ProblemError';
     this.code = code;
-    this.status = ERROR_CATALOGUE[code].status;
+    this.status = options.status ?? ERROR_CATALOGUE[code].status;
     const { headers, ...init } = options;
     this.headers = headers ?? {};
     this.init = init;

@@ -22,6 +22,7 @@ const SPEC_CODES = {
   rate_limited: 429,
   internal_error: 500,
   upstream_unavailable: 502,
+  execution_failed: 502,
   service_unavailable: 503,
   upstream_timeout: 504,
 };
@@ -42,6 +43,13 @@ describe('error catalogue', () => {
     expect(new URL(problem.documentation_url).pathname).toBe(ERRORS_PAGE_PATH);
     expect(new URL(problem.documentation_url).hash).toBe(`#${code}`);
     expect(JSON.parse(JSON.stringify(problem))).toEqual(problem);
+  });
+
+  it('lets an execution failure carry the agent\'s own 4xx status in both the answer and the document', () => {
+    const error = new ProblemError('execution_failed', 'the agent refused the input', { status: 422 });
+    expect(error.status).toBe(422);
+    expect(error.toProblem('/api/v1/execute/a.b')).toMatchObject({ status: 422, code: 'execution_failed' });
+    expect(new ProblemError('execution_failed', 'the agent crashed').status).toBe(502);
   });
 
   it('tells a missing search q to retry with a non-empty q', () => {

@@ -15,6 +15,7 @@ import { memoryKeysBytewise } from './20261123090700_memory_keys_bytewise.ts';
 import { createApprovalRequests } from './20261123090800_create_approval_requests.ts';
 import { addConfigVersions } from './20261123090900_add_config_versions.ts';
 import { createObservability } from './20261123091000_create_observability.ts';
+import { acceptsWebhookStrings } from './20261126090000_accepts_webhook_strings.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -36,5 +37,6 @@ export const controlPlaneMigrations: MigrationSet = {
     createApprovalRequests,
     addConfigVersions,
     createObservability,
+    acceptsWebhookStrings,
   ],
 };

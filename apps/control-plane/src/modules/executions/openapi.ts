@@ -501,7 +501,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       description: [
         "Runs the target on a ready instance of its node (chosen by traffic weight) and answers when it has finished, up to the synchronous timeout (`execution_queue.sync_timeout`, 60 s by default). The input is validated against the function's `input_schema` first.",
         '',
-        'An agent that answers with an error is still a `200`, with `status: "failed"` and `error_message`; only an agent that cannot be reached or drops the connection is a `502`, and one that takes too long a `504`. A `webhook` in the body is ignored here (it belongs to the async lane).',
+        'Only a `succeeded` execution answers `200`. One that fails answers a problem document with code `execution_failed`: `502` when the agent answered 5xx or reported `failed` through its status callback (or the execution was cancelled meanwhile), and the agent\'s own status when it answered 4xx. The document carries `execution_id`, `run_id`, `workflow_id`, `execution_status`, `error_message` (also as `error`, which SDKs print), `error_details`, `duration_ms` and `finished_at`, and the execution is kept. An agent that cannot be reached or drops the connection is `502 upstream_unavailable`, and one that takes too long `504`. A `webhook` in the body is refused here (it belongs to the async lane).',
       ].join('\n'),
       requestParams: { path: TargetPath, header: ContextHeaders },
       requestBody: {
@@ -515,8 +515,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       },
       responses: {
         '200': {
-          description:
-            'The execution has ended: `succeeded` with the result, or `failed` (the agent answered an error) or `cancelled` with `error_message`.',
+          description: 'The execution has succeeded: its result.',
           headers: z.object({
             'X-Routed-Version': z.string().meta({ description: 'The version of the node that ran it.' }),
             'X-Execution-ID': z.string().meta({ description: 'The execution id.' }),
@@ -534,19 +533,6 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
                 finished_at: '2026-11-22T05:34:02.518Z',
               },
             },
-            failed: {
-              summary: 'The agent answered an error: still 200.',
-              value: {
-                execution_id: CHILD,
-                run_id: SYNC_RUN,
-                workflow_id: SYNC_RUN,
-                status: 'failed',
-                result: null,
-                duration_ms: 3,
-                finished_at: '2026-11-22T05:35:10.001Z',
-                error_message: 'text is too long for the model (41,212 tokens; at most 32,000)',
-              },
-            },
           }),
         },
         ...problems(
@@ -559,6 +545,23 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
               when: 'The agent could not be reached, or closed the connection without answering. The execution is recorded as `failed`; `execution_id` (and X-Execution-ID) names it.',
               detail: `Execution ${SYNC_EXEC} failed: cannot reach the agent at http://127.0.0.1:9001/reasoners/summarize: ECONNREFUSED.`,
               extensions: { execution_id: SYNC_EXEC },
+            },
+            {
+              code: 'execution_failed',
+              when: "The agent answered 5xx or reported `failed` through its status callback, or the execution was cancelled meanwhile; an agent's own 4xx answer passes through with its status and this code. The execution is recorded as `failed` (or `cancelled`) and kept.",
+              detail: `Execution ${SYNC_EXEC} failed: model quota exhausted`,
+              extensions: {
+                execution_id: SYNC_EXEC,
+                run_id: SYNC_RUN,
+                workflow_id: SYNC_RUN,
+                result: null,
+                duration_ms: 41,
+                finished_at: '2026-11-22T05:35:10.001Z',
+                execution_status: 'failed',
+                error_message: 'model quota exhausted',
+                error: 'model quota exhausted',
+                error_details: { retry_in: 30 },
+              },
             },
             noRoutableInstance,
             {

@@ -9,7 +9,7 @@ import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
 import { type AgentAnswer, type AgentClient, callContextOf } from './agent-client.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
-import type { ExecutionRow } from './records.ts';
+import { type ExecutionRow, syncResult } from './records.ts';
 import {
   countQueued,
   findExecution,
@@ -193,6 +193,8 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       const abandon = new AbortController();
       // The row as this call ended it, when it did; otherwise it is read back at the end.
       let endedRow: ExecutionRow | undefined;
+      // The agent's own status when it answered the call with an error.
+      let agentStatus: number | undefined;
       try {
         const answer = await Promise.race([
           deps.agents.call(
@@ -209,15 +211,9 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         if (answer && answer.kind !== 'accepted' && !(answer.kind === 'lost' && deadline.aborted)) {
           const finished = await finisher.finish(row.execution_id, outcomeOf(answer));
           endedRow = finished;
+          if (answer.kind === 'error') agentStatus = answer.status;
           if (finished && (answer.kind === 'unreachable' || answer.kind === 'lost')) {
-            throw new ProblemError(
-              'upstream_unavailable',
-              `Execution ${row.execution_id} failed: ${answer.error}.`,
-              {
-                extensions: { execution_id: row.execution_id },
-                headers: { 'X-Execution-ID': row.execution_id },
-              },
-            );
+            throw syncFailure('upstream_unavailable', finished, `Execution ${row.execution_id} failed: ${answer.error}.`);
           }
         } else if (answer?.kind === 'accepted') {
           await markAccepted(db, [row.execution_id], new Date(clock.now()));
@@ -249,6 +245,17 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         syncInFlight.delete(row.execution_id);
       }
       const final = endedRow ?? ((await findExecution(db, row.execution_id)) as ExecutionRow);
+      if (final.status === 'failed' || final.status === 'cancelled') {
+        // SDKs return any 2xx body to the caller as the function's result, so a failure must not
+        // answer 2xx: the agent's own 4xx passes through (it refused the input), anything else is 502.
+        const status = agentStatus !== undefined && agentStatus >= 400 && agentStatus < 500 ? agentStatus : 502;
+        throw syncFailure(
+          'execution_failed',
+          final,
+          `Execution ${final.execution_id} ${final.status}: ${final.error ?? 'no error message'}`,
+          status,
+        );
+      }
       return { row: final, version: route.instance.version };
     },
 
@@ -379,6 +386,32 @@ async function waitFor(
     if (done || deadline.aborted) return;
     if (await hasEnded()) return;
   }
+}
+
+/**
+ * The problem a synchronous call answers when its execution did not succeed: the document also
+ * carries the synchronous result's members (the execution's own status as `execution_status`,
+ * since `status` is the HTTP status there), and `error`, the member the platform's SDKs print.
+ */
+function syncFailure(
+  code: 'execution_failed' | 'upstream_unavailable',
+  row: ExecutionRow,
+  detail: string,
+  status?: number,
+): ProblemError {
+  const { status: executionStatus, error_message, ...result } = syncResult(row);
+  const message = (error_message as string | undefined) ?? detail;
+  return new ProblemError(code, detail, {
+    status,
+    extensions: {
+      ...result,
+      execution_status: executionStatus,
+      error_message: message,
+      error: message,
+      error_details: row.error_details ?? null,
+    },
+    headers: { 'X-Execution-ID': row.execution_id },
+  });
 }
 
 export function notFound(id: string): ProblemError {

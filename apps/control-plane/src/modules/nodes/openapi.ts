@@ -36,6 +36,12 @@ const NodePath = z.object({
   }),
 });
 
+/** Registration takes booleans too; records always hold the string. */
+const AcceptsWebhookView = z.enum(['true', 'false', 'warn']).meta({
+  description:
+    'Whether webhook triggers may target it: `"true"`, `"false"` or `"warn"` (allowed, to be checked). Booleans sent at registration are stored as `"true"`/`"false"`.',
+});
+
 const FunctionRecordSchema = z
   .looseObject({
     id: z.string(),
@@ -44,7 +50,7 @@ const FunctionRecordSchema = z
     output_schema: z.record(z.string(), z.unknown()).optional(),
     tags: z.array(z.string()),
     proposed_tags: z.array(z.string()).optional(),
-    accepts_webhook: z.boolean().optional(),
+    accepts_webhook: AcceptsWebhookView.optional(),
     memory_config: z.record(z.string(), z.unknown()).optional(),
     examples: z.array(z.unknown()).optional(),
   })
@@ -81,7 +87,7 @@ const InstanceSchema = z
     deployment_type: z.enum(['long_running', 'serverless']),
     tags: z.array(z.string()),
     proposed_tags: z.array(z.string()),
-    accepts_webhook: z.boolean(),
+    accepts_webhook: AcceptsWebhookView,
     metadata: z.record(z.string(), z.unknown()),
     reasoners: z.array(FunctionRecordSchema),
     skills: z.array(FunctionRecordSchema),
@@ -275,7 +281,7 @@ const instance = {
   deployment_type: 'long_running',
   tags: ['demo'],
   proposed_tags: [],
-  accepts_webhook: false,
+  accepts_webhook: 'false',
   metadata: { team: 'docs' },
   reasoners: registrationExample.reasoners,
   skills: registrationExample.skills,

@@ -2,6 +2,7 @@ import { toIso, toIsoOrNull } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { RHYTHM_FACTOR, RHYTHM_HALF_LIFE_MS, type RhythmSettings } from './lifecycle.ts';
 import type {
+  AcceptsWebhook,
   AdminState,
   LifecycleStatus,
   NodeInstanceRecord,
@@ -29,7 +30,7 @@ interface InstanceRow {
   deployment_type: 'long_running' | 'serverless';
   tags: string[];
   proposed_tags: string[];
-  accepts_webhook: boolean;
+  accepts_webhook: AcceptsWebhook;
   metadata: Record<string, unknown>;
   reasoners: ReasonerSpec[];
   skills: SkillSpec[];

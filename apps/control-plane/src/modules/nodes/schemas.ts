@@ -36,6 +36,16 @@ const JsonObject = z
   .meta({ type: 'object', additionalProperties: {} });
 
 const TagList = z.array(z.string().max(100)).max(100);
+
+/**
+ * Whether a function may be the target of webhook triggers: `"true"`, `"false"` or `"warn"` (the
+ * SDKs' default: allowed, but an operator should check). The platform's SDKs send the strings;
+ * booleans are accepted too and stored as the same strings, so every record holds one form.
+ */
+export const AcceptsWebhookSchema = z
+  .union([z.enum(['true', 'false', 'warn']), z.boolean()])
+  .transform((value) => (typeof value === 'boolean' ? (String(value) as 'true' | 'false') : value));
+export type AcceptsWebhook = z.output<typeof AcceptsWebhookSchema>;
 const Tags = nullableWithDefault(TagList, () => []);
 
 /** A function id as agents register it: router prefixes arrive already joined as `<prefix>_<name>`. */
@@ -54,7 +64,7 @@ export const ReasonerSpecSchema = z.object({
   tags: Tags,
   /** Tags the function asks for (SDKs send them for approval); kept and shown, never matched. */
   proposed_tags: nullable(TagList),
-  accepts_webhook: nullable(z.boolean()),
+  accepts_webhook: nullable(AcceptsWebhookSchema),
   memory_config: nullable(JsonObject),
   examples: nullable(z.array(z.unknown()).max(50)),
 });
@@ -142,7 +152,7 @@ export const RegistrationSchema = z
     tags: Tags,
     // The TypeScript SDK sends both (wire notes); zod used to strip them as unknown members.
     proposed_tags: Tags,
-    accepts_webhook: nullableWithDefault(z.boolean(), () => false),
+    accepts_webhook: nullableWithDefault(AcceptsWebhookSchema, (): AcceptsWebhook => 'false'),
     metadata: nullableWithDefault(JsonObject, () => ({})),
     reasoners: z.array(ReasonerSpecSchema).max(1000).default([]),
     skills: z.array(SkillSpecSchema).max(1000).default([]),
@@ -210,7 +220,7 @@ export interface NodeInstanceRecord extends NodeInstance {
   /** Tags the agent proposed for itself at registration (shown, not matched by filters). */
   proposedTags: string[];
   /** Whether the agent said it accepts webhooks. */
-  acceptsWebhook: boolean;
+  acceptsWebhook: AcceptsWebhook;
   statusReason: StatusReason;
   statusChangedAt: string;
   reportedStatus: LifecycleStatus | null;
