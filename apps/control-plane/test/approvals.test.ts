@@ -725,9 +725,11 @@ describe('GET /api/v1/approvals', () => {
 });
 
 describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
-  it("keeps the report in the execution's log and answers 200", async () => {
+  it('shows the execution as waiting for its child until the agent reports running, and keeps each report in its log', async () => {
     const a = await agent();
     const id = await runningExecution(a);
+    const stream: SseClient = await openSse(`${cp.base}/api/ui/v1/executions/events?api_key=${KEY}`);
+    await stream.next((f) => f.comment.includes('connected'));
     const path = `/api/v1/agents/${a.nodeId}/executions/${id}/awaiter-status`;
     const answer = await api('POST', path, { status: 'waiting', reason: 'awaiting approval of exec_child' });
     expect(answer).toMatchObject({
@@ -736,17 +738,69 @@ describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
         execution_id: id,
         status: 'waiting',
         reason: 'awaiting approval of exec_child',
+        execution_status: 'waiting',
         recorded: true,
       },
     });
-    expect((await api('POST', path, { status: 'running', reason: null })).body.reason).toBeNull();
+    const waiting = await record(id);
+    expect(waiting).toMatchObject({
+      status: 'waiting',
+      waiting_for: { type: 'child', reason: 'awaiting approval of exec_child' },
+    });
+    expect(waiting.waiting_for.since).toMatch(/^\d{4}-\d\d-\d\dT/);
+    const listed = await api('GET', `/api/v1/executions?status=waiting&node_id=${a.nodeId}`);
+    expect(listed.body.executions.map((e: any) => e.execution_id)).toContain(id);
+    // A repeated report changes nothing.
+    expect((await api('POST', path, { status: 'waiting' })).body.execution_status).toBe('waiting');
+
+    const resumed = await api('POST', path, { status: 'running', reason: null });
+    expect(resumed.body).toMatchObject({ reason: null, execution_status: 'running' });
+    const running = await record(id);
+    expect(running.status).toBe('running');
+    expect(running).not.toHaveProperty('waiting_for');
+
+    const ofThis = (f: { event: string; data: string }) =>
+      ['execution.waiting', 'execution.resumed'].includes(f.event) && JSON.parse(f.data).execution_id === id;
+    await stream.next((f) => f.event === 'execution.resumed' && ofThis(f));
+    const frames = stream.frames.filter(ofThis).map((f) => JSON.parse(f.data));
+    expect(frames.map((f) => [f.type, f.waiting_for, f.status])).toEqual([
+      ['execution.waiting', 'child', 'waiting'],
+      ['execution.resumed', undefined, 'running'],
+    ]);
+    stream.close();
     const logs = await api('GET', `/api/v1/executions/${id}/logs`);
     expect(logs.body.entries.map((e: any) => e.entry)).toEqual([
       expect.objectContaining({ type: 'awaiter_status', status: 'waiting', node_id: a.nodeId }),
+      expect.objectContaining({ type: 'awaiter_status', status: 'waiting', reason: null }),
       expect.objectContaining({ type: 'awaiter_status', status: 'running', reason: null }),
     ]);
-    // It changes no state.
-    expect((await record(id)).status).toBe('running');
+  });
+
+  it('lets a parent that awaits a child end, or pause for an approval of its own, straight from waiting', async () => {
+    const a = await agent();
+    const ends = await runningExecution(a);
+    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${ends}/awaiter-status`, { status: 'waiting' });
+    const done = await api('POST', `/api/v1/executions/${ends}/status`, { status: 'succeeded', result: { ok: 1 } });
+    expect(done.body).toMatchObject({ status: 'succeeded', result: { ok: 1 } });
+    expect(done.body).not.toHaveProperty('waiting_for');
+    // A report after the end changes nothing.
+    const late = await api('POST', `/api/v1/agents/${a.nodeId}/executions/${ends}/awaiter-status`, {
+      status: 'running',
+    });
+    expect(late.body.execution_status).toBe('succeeded');
+
+    const pauses = await runningExecution(a);
+    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, { status: 'waiting' });
+    const apr = approvalId('own');
+    const asked = await api('POST', `/api/v1/executions/${pauses}/request-approval`, {
+      approval_request_id: apr,
+      expires_in_hours: 1,
+    });
+    expect(asked.status).toBeLessThan(300);
+    expect((await record(pauses)).waiting_for).toMatchObject({ type: 'approval', approval_request_id: apr });
+    // Awaiting a child does not end an approval pause.
+    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, { status: 'running' });
+    expect((await record(pauses)).waiting_for).toMatchObject({ type: 'approval', approval_request_id: apr });
   });
 
   it('answers 200 with recorded false once the execution log is full (10,000 entries)', async () => {

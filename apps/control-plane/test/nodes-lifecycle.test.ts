@@ -21,7 +21,7 @@ function instance(overrides: Partial<NodeInstanceRecord> = {}): NodeInstanceReco
     deploymentType: 'long_running',
     tags: [],
     proposedTags: [],
-    acceptsWebhook: false,
+    acceptsWebhook: 'false',
     metadata: {},
     reasoners: [],
     skills: [],

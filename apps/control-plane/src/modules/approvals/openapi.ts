@@ -103,6 +103,10 @@ const AwaiterAnswerSchema = z
     execution_id: z.string(),
     status: z.enum(['waiting', 'running']),
     reason: z.string().nullable(),
+    execution_status: z.string().meta({
+      description:
+        'The execution\'s status after the report: `waiting` while it awaits a child (or its own approval), `running` once it goes on, or the status it ended with.',
+    }),
     recorded: z.boolean().meta({
       description:
         "Whether it was kept in the execution's log (false once the log holds its 10,000 entries).",
@@ -383,7 +387,7 @@ export const approvalsOpenApi: ZodOpenApiPathsObject = {
       tags: ['Approvals'],
       summary: 'An execution awaits a paused child (SDK report)',
       description:
-        'SDKs send it while the execution (of `node_id`) awaits a child that is paused for approval, and again when it goes on. It changes no state: it is kept as an entry of the execution’s log (`GET /api/v1/executions/{execution_id}/logs`), `{ "type": "awaiter_status", status, reason, node_id, timestamp }`.',
+        'SDKs send it while the execution (of `node_id`) awaits a child that is paused for approval, and again when it goes on. `waiting` moves a running execution to `waiting` with `waiting_for: { "type": "child", reason, since }` (event `execution.waiting`); `running` moves it back (event `execution.resumed`); an execution paused for its own approval, or already ended, keeps its state. Each report is also kept as an entry of the execution’s log (`GET /api/v1/executions/{execution_id}/logs`), `{ "type": "awaiter_status", status, reason, node_id, timestamp }`.',
       requestParams: { path: AgentPath },
       requestBody: body(AwaiterStatusSchema, {
         status: 'waiting',
@@ -396,6 +400,7 @@ export const approvalsOpenApi: ZodOpenApiPathsObject = {
             execution_id: EXEC,
             status: 'waiting',
             reason: 'awaiting approval of a child execution',
+            execution_status: 'waiting',
             recorded: true,
             received_at: '2026-11-22T06:20:01.000Z',
           }),

@@ -104,11 +104,12 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
     const nodeId = nodeIdOf(ctx);
     const id = executionIdOf(ctx);
     const body = parseWith(AwaiterStatusSchema, await readJsonBody(ctx, APPROVAL_BODY_LIMIT));
-    const { recorded, at } = await service.awaiterStatus(nodeId, id, body);
+    const { recorded, at, execution } = await service.awaiterStatus(nodeId, id, body);
     ctx.body = {
       execution_id: id,
       status: body.status,
       reason: body.reason ?? null,
+      execution_status: execution.status,
       recorded,
       received_at: at.toISOString(),
     };

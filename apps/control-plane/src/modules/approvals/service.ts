@@ -145,10 +145,12 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
                 : `Approval request "${id}" was already ${existing.status}; ask again with a new approval_request_id.`,
             );
           }
-          if (execution.status !== 'running') {
+          // A parent awaiting a paused child is still at work, and may ask for an approval too.
+          const awaitingChild = execution.status === 'waiting' && execution.waiting_for?.type === 'child';
+          if (execution.status !== 'running' && !awaitingChild) {
             throw conflict(
-              execution.status === 'waiting'
-                ? `Execution ${executionId} already waits for approval request "${execution.waiting_for?.approval_request_id}"; only one request can be open at a time.`
+              execution.status === 'waiting' && execution.waiting_for?.type === 'approval'
+                ? `Execution ${executionId} already waits for approval request "${execution.waiting_for.approval_request_id}"; only one request can be open at a time.`
                 : `Execution ${executionId} is ${execution.status}; only a running execution can wait for an approval.`,
             );
           }
@@ -284,16 +286,28 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
 
     /**
      * `POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status`: an SDK says the execution
-     * now awaits a paused child (or goes on). Kept as an entry of the execution's log; false when
-     * the log is full (the report is not worth failing the SDK's call for).
+     * now awaits a paused child, or goes on. A running execution becomes `waiting` (for a child)
+     * until the agent reports `running` again or it ends; one paused for its own approval stays
+     * as it is. Each report is also kept as an entry of the execution's log; `recorded` is false
+     * when the log is full (the report is not worth failing the SDK's call for).
      */
     async awaiterStatus(
       nodeId: string,
       executionId: string,
       report: { status: 'waiting' | 'running'; reason?: string },
-    ): Promise<{ recorded: boolean; at: Date }> {
-      checkNode(await waiting.find(db, executionId), executionId, nodeId);
+    ): Promise<{ recorded: boolean; at: Date; execution: ExecutionRow }> {
       const at = new Date(clock.now());
+      let changed: ExecutionRow | undefined;
+      const current = await db.transaction(async (trx: Knex.Transaction) => {
+        const execution = checkNode(await waiting.lock(trx, executionId), executionId, nodeId);
+        changed =
+          report.status === 'waiting'
+            ? await waiting.awaitChild(trx, executionId, report.reason ?? null, at)
+            : await waiting.resumeFromChild(trx, executionId, at);
+        return changed ?? execution;
+      });
+      if (changed) waiting.committed();
+      const result = { at, execution: current };
       try {
         await deps.logs.append(executionId, [
           {
@@ -304,10 +318,10 @@ export function createApprovalService(deps: ApprovalServiceDeps) {
             timestamp: at.toISOString(),
           },
         ]);
-        return { recorded: true, at };
+        return { recorded: true, ...result };
       } catch (error) {
         if (error instanceof ProblemError && error.code === 'payload_too_large')
-          return { recorded: false, at };
+          return { recorded: false, ...result };
         throw error;
       }
     },

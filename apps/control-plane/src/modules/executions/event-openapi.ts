@@ -26,7 +26,7 @@ const example = [
   '',
   'id: 7513-4082',
   'event: execution.waiting',
-  'data: {"type":"execution.waiting","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:20:00.151Z","status":"waiting","approval_request_id":"post-42"}',
+  'data: {"type":"execution.waiting","execution_id":"exec_3v8b1n6r4t9c2d7f5k0m3q8w1x","target":"hello-agent.summarize","workflow_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","run_id":"run_5k0m3q8w1x3v8b1n6r4t9c2d7f","timestamp":"2026-11-22T06:20:00.151Z","status":"waiting","waiting_for":"approval","approval_request_id":"post-42"}',
   '',
   'id: 7540-4090',
   'event: execution.approval_resolved',
@@ -47,7 +47,7 @@ export const executionEventsOpenApi: ZodOpenApiPathsObject = {
       tags: ['Executions'],
       summary: 'Execution events as Server-Sent Events',
       description:
-        "A stream of `execution.started`, `execution.waiting` (paused for an approval: `approval_request_id`), `execution.approval_resolved` (`approval_request_id`, `decision`: `approved`, `rejected`, `request_changes` or `expired`, and the execution's `status` after it) and `execution.completed` events in the order they were recorded, each a frame with an `id:` (its position in the event log), an `event:` name and the event as JSON on one `data:` line (`type` repeats the name). Events are kept for 24 hours: reconnect with `Last-Event-ID` (or `?last_event_id=`) to receive exactly the ones missed, on any replica. Without either, the stream starts with the next event. Keep-alive comments every 15 s. HEAD answers the headers without opening a stream. Pass the API key as `?api_key=` where headers cannot be set (EventSource).",
+        "A stream of `execution.started`, `execution.waiting` (`waiting_for`: `approval` with `approval_request_id` when it paused for an approval, `child` with `reason` when its agent awaits a paused child), `execution.approval_resolved` (`approval_request_id`, `decision`: `approved`, `rejected`, `request_changes` or `expired`, and the execution's `status` after it), `execution.resumed` (a parent that awaited a child goes on) and `execution.completed` events in the order they were recorded, each a frame with an `id:` (its position in the event log), an `event:` name and the event as JSON on one `data:` line (`type` repeats the name). Events are kept for 24 hours: reconnect with `Last-Event-ID` (or `?last_event_id=`) to receive exactly the ones missed, on any replica. Without either, the stream starts with the next event. Keep-alive comments every 15 s. HEAD answers the headers without opening a stream. Pass the API key as `?api_key=` where headers cannot be set (EventSource).",
       requestParams: { query: ExecutionEventsQuerySchema, header: LastEventIdHeader },
       responses: {
         '200': {

@@ -8,6 +8,7 @@ export const EXECUTION_EVENT_NAMES = [
   'execution.started',
   'execution.waiting',
   'execution.approval_resolved',
+  'execution.resumed',
   'execution.completed',
 ] as const;
 export type ExecutionEventName = (typeof EXECUTION_EVENT_NAMES)[number];
@@ -43,7 +44,15 @@ export interface ExecutionCompletedPayload extends ExecutionEventBase {
 
 export interface ExecutionWaitingPayload extends ExecutionEventBase {
   status: 'waiting';
-  approval_request_id: string;
+  /** What it waits for: `approval` (with approval_request_id) or `child` (with reason). */
+  waiting_for: 'approval' | 'child';
+  approval_request_id?: string;
+  reason?: string | null;
+}
+
+/** A parent that awaited a child goes on (its agent reported `running`). */
+export interface ExecutionResumedPayload extends ExecutionEventBase {
+  status: 'running';
 }
 
 export interface ExecutionApprovalResolvedPayload extends ExecutionEventBase {
@@ -58,6 +67,7 @@ export interface ExecutionEventPayloads {
   'execution.completed': ExecutionCompletedPayload;
   'execution.waiting': ExecutionWaitingPayload;
   'execution.approval_resolved': ExecutionApprovalResolvedPayload;
+  'execution.resumed': ExecutionResumedPayload;
 }
 
 /** The members of an execution row the payloads read. */
@@ -102,7 +112,21 @@ export function waitingPayload(
   approvalRequestId: string,
   now: Date,
 ): ExecutionWaitingPayload {
-  return { ...base(row, now), status: 'waiting', approval_request_id: approvalRequestId };
+  return { ...base(row, now), status: 'waiting', waiting_for: 'approval', approval_request_id: approvalRequestId };
+}
+
+/** `execution.waiting` of a parent that awaits a paused child. */
+export function childWaitingPayload(
+  row: ExecutionEventSource,
+  reason: string | null,
+  now: Date,
+): ExecutionWaitingPayload {
+  return { ...base(row, now), status: 'waiting', waiting_for: 'child', reason };
+}
+
+/** `execution.resumed`: the parent no longer awaits a child. */
+export function resumedPayload(row: ExecutionEventSource, now: Date): ExecutionResumedPayload {
+  return { ...base(row, now), status: 'running' };
 }
 
 /** `execution.approval_resolved`: the approval request was decided; `status` is the execution's status after it. */

@@ -146,7 +146,8 @@ export function createFinisher(deps: FinisherDeps) {
     const finished = await finishExecution(trx, id, outcome, now);
     if (!finished) return undefined;
     // It ended while waiting for an approval: the request ends with it, in this transaction.
-    if (finished.waiting_for && endedWhileWaiting) await endedWhileWaiting(trx, finished, now);
+    if (finished.waiting_for?.type === 'approval' && endedWhileWaiting)
+      await endedWhileWaiting(trx, finished, now);
     for (const event of before(finished))
       await appendEvent(trx, EXECUTIONS_STREAM, event.name, event.payload);
     await appendEvent(trx, EXECUTIONS_STREAM, 'execution.completed', completedPayload(finished, now));

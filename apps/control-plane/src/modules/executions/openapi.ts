@@ -153,16 +153,27 @@ const LogsQuery = LogsQuerySchema.extend({
 // ---- responses ----
 
 const WaitingForSchema = z
-  .looseObject({
-    type: z.literal('approval'),
-    approval_request_id: z.string(),
-    approval_request_url: z
-      .string()
-      .nullable()
-      .meta({ description: 'Where a person reviews it; null when the agent named no page.' }),
-    expires_at: Timestamp.nullable(),
-  })
-  .meta({ id: 'ExecutionWaitingFor', description: 'What a `waiting` execution waits for.' });
+  .union([
+    z.looseObject({
+      type: z.literal('approval'),
+      approval_request_id: z.string(),
+      approval_request_url: z
+        .string()
+        .nullable()
+        .meta({ description: 'Where a person reviews it; null when the agent named no page.' }),
+      expires_at: Timestamp.nullable(),
+    }),
+    z.looseObject({
+      type: z.literal('child'),
+      reason: z.string().nullable().meta({ description: "The agent's words, e.g. `awaiting child exec_…`." }),
+      since: Timestamp,
+    }),
+  ])
+  .meta({
+    id: 'ExecutionWaitingFor',
+    description:
+      'What a `waiting` execution waits for: its own approval request (`approval`), or a paused child its agent awaits (`child`, reported through awaiter-status).',
+  });
 
 const StatusRecordSchema = z
   .looseObject({

@@ -19,14 +19,28 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** What a `waiting` execution waits for (spec §2 `waiting_for`): an approval request. */
-export interface WaitingFor {
+/** A `waiting` execution's approval request (spec §2 `waiting_for`). */
+export interface ApprovalWait {
   type: 'approval';
   approval_request_id: string;
   /** null when the agent named no review page (the SDKs' pause() without a URL). */
   approval_request_url: string | null;
   expires_at: string;
 }
+
+/**
+ * A parent that awaits a paused child: its agent said so with awaiter-status `waiting`, and it
+ * waits until the agent reports `running` again or the execution ends.
+ */
+export interface ChildWait {
+  type: 'child';
+  /** The agent's words, e.g. "awaiting child exec_…"; null when it gave none. */
+  reason: string | null;
+  since: string;
+}
+
+/** What a `waiting` execution waits for. */
+export type WaitingFor = ApprovalWait | ChildWait;
 
 /** One row of `executions`, as the database hands it back. */
 export interface ExecutionRow {
@@ -87,6 +101,7 @@ function millis(value: number | null): number | null {
  */
 function waitingForOf(value: WaitingFor | string): WaitingFor {
   const stored = typeof value === 'string' ? (JSON.parse(value) as WaitingFor) : value;
+  if (stored.type === 'child') return { type: 'child', reason: stored.reason ?? null, since: stored.since };
   return {
     type: stored.type,
     approval_request_id: stored.approval_request_id,

@@ -308,7 +308,7 @@ export async function findExecutionForUpdate(
 }
 
 /**
- * running → waiting. The pause call comes from the agent, so it also proves the agent has the
+ * running (or awaiting a child) → waiting. The pause call comes from the agent, so it also proves the agent has the
  * execution (as its 202 would: `accepted_at`), which keeps the orphan recovery away from it
  * once it runs again.
  */
@@ -319,7 +319,13 @@ export async function pauseRunning(
   now: Date,
 ): Promise<ExecutionRow | undefined> {
   const [row] = await db(TABLE)
-    .where({ execution_id: id, status: 'running' })
+    .where({ execution_id: id })
+    .where((running) =>
+      // A parent awaiting a child is still at work: it may pause for an approval of its own.
+      running.where({ status: 'running' }).orWhere((awaiting) =>
+        awaiting.where({ status: 'waiting' }).whereRaw(`waiting_for->>'type' = 'child'`),
+      ),
+    )
     .update({
       status: 'waiting',
       waiting_for: JSON.stringify(waitingFor),
@@ -343,6 +349,30 @@ export async function resumeWaiting(
   const [row] = await db(TABLE)
     .where({ execution_id: id, status: 'waiting' })
     .whereRaw(`waiting_for->>'approval_request_id' = ?`, [approvalRequestId])
+    .update({ status: 'running', waiting_for: null, updated_at: now })
+    .returning(RETURNED);
+  return row as ExecutionRow | undefined;
+}
+
+/** running → waiting for a child. Undefined unless it was running. */
+export async function awaitChild(
+  db: Executor,
+  id: string,
+  waitingFor: WaitingFor,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
+  const [row] = await db(TABLE)
+    .where({ execution_id: id, status: 'running' })
+    .update({ status: 'waiting', waiting_for: JSON.stringify(waitingFor), updated_at: now })
+    .returning(RETURNED);
+  return row as ExecutionRow | undefined;
+}
+
+/** waiting for a child → running, waiting_for cleared. Undefined unless it waited for a child. */
+export async function resumeFromChild(db: Executor, id: string, now: Date): Promise<ExecutionRow | undefined> {
+  const [row] = await db(TABLE)
+    .where({ execution_id: id, status: 'waiting' })
+    .whereRaw(`waiting_for->>'type' = 'child'`)
     .update({ status: 'running', waiting_for: null, updated_at: now })
     .returning(RETURNED);
   return row as ExecutionRow | undefined;

@@ -1,9 +1,22 @@
 import type { Knex } from 'knex';
 import { appendEvent, type EventLog } from '../../platform/events/event-log.ts';
-import { approvalResolvedPayload, EXECUTIONS_STREAM, waitingPayload } from './events.ts';
+import {
+  approvalResolvedPayload,
+  childWaitingPayload,
+  EXECUTIONS_STREAM,
+  resumedPayload,
+  waitingPayload,
+} from './events.ts';
 import type { EndedWhileWaiting, Finisher } from './finisher.ts';
-import type { ExecutionRow, WaitingFor } from './records.ts';
-import { findExecution, findExecutionForUpdate, pauseRunning, resumeWaiting } from './repository.ts';
+import type { ApprovalWait, ExecutionRow } from './records.ts';
+import {
+  awaitChild,
+  findExecution,
+  findExecutionForUpdate,
+  pauseRunning,
+  resumeFromChild,
+  resumeWaiting,
+} from './repository.ts';
 
 /**
  * The `waiting` state for the approvals feature: each transition changes the execution and
@@ -16,7 +29,7 @@ export interface ExecutionWaiting {
   pause(
     trx: Knex.Transaction,
     id: string,
-    waitingFor: WaitingFor,
+    waitingFor: ApprovalWait,
     now: Date,
   ): Promise<ExecutionRow | undefined>;
   /**
@@ -41,6 +54,19 @@ export interface ExecutionWaiting {
     approvalRequestId: string,
     now: Date,
   ): Promise<ExecutionRow | undefined>;
+  /**
+   * running → waiting for a child (awaiter-status `waiting`), and `execution.waiting`. Undefined
+   * unless it was running: a repeated report, or one from an execution paused for its own
+   * approval, changes nothing.
+   */
+  awaitChild(
+    trx: Knex.Transaction,
+    id: string,
+    reason: string | null,
+    now: Date,
+  ): Promise<ExecutionRow | undefined>;
+  /** waiting for a child → running (awaiter-status `running`), and `execution.resumed`. */
+  resumeFromChild(trx: Knex.Transaction, id: string, now: Date): Promise<ExecutionRow | undefined>;
   /** After the commit of a pause or resume: wakes the readers of the event stream. */
   committed(): void;
   /** After the commit of an expiry: what every end does (metrics, webhooks, waiters). */
@@ -87,11 +113,26 @@ export function createExecutionWaiting(deps: { eventLog: EventLog; finisher: Fin
       return row;
     },
 
+    async awaitChild(trx, id, reason, now) {
+      const row = await awaitChild(trx, id, { type: 'child', reason, since: now.toISOString() }, now);
+      if (!row) return undefined;
+      await appendEvent(trx, EXECUTIONS_STREAM, 'execution.waiting', childWaitingPayload(row, reason, now));
+      return row;
+    },
+
+    async resumeFromChild(trx, id, now) {
+      const row = await resumeFromChild(trx, id, now);
+      if (!row) return undefined;
+      await appendEvent(trx, EXECUTIONS_STREAM, 'execution.resumed', resumedPayload(row, now));
+      return row;
+    },
+
     async expire(trx, id, approvalRequestId, now) {
       // Only an execution still waiting for this request: one that ended otherwise, or moved on
       // to another request, is not this expiry's to end.
       const current = await findExecution(trx, id);
-      if (current?.status !== 'waiting' || current.waiting_for?.approval_request_id !== approvalRequestId) {
+      const waitsFor = current?.status === 'waiting' ? current.waiting_for : null;
+      if (waitsFor?.type !== 'approval' || waitsFor.approval_request_id !== approvalRequestId) {
         return undefined;
       }
       return deps.finisher.finishIn(
