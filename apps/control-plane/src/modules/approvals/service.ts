@@ -2,6 +2,7 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { isUniqueViolation } from '../../platform/unique-violation.ts';
 import {
   type ExecutionLogs,
   type ExecutionRow,
@@ -51,11 +52,6 @@ function conflict(detail: string): ProblemError {
 
 function fieldError(field: string, message: string, detail: string): ProblemError {
   return new ProblemError('invalid_request', detail, { extensions: { errors: [{ field, message }] } });
-}
-
-/** PostgreSQL's unique_violation: another request took the approval id between our read and our insert. */
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: unknown }).code === '23505';
 }
 
 /**

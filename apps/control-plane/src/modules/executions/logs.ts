@@ -2,6 +2,7 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { findUnstorable } from '../../platform/json-storable.ts';
 import { findExecution } from './repository.ts';
+import type { Note } from './schemas.ts';
 import { notFound } from './service.ts';
 
 /** Entries kept per execution; SDK log lines beyond it are refused with 413, not silently dropped. */
@@ -54,6 +55,20 @@ export function entriesOf(body: unknown): Entry[] {
   return list as Entry[];
 }
 
+/**
+ * A note as the execution's log keeps it, among the SDK's log lines and awaiter reports:
+ * `{ type: "note", message, tags, timestamp, agent_node_id }`, the agent's epoch seconds as ISO time.
+ */
+function noteEntry(note: Note, receivedAt: Date): Entry {
+  return {
+    type: 'note',
+    message: note.message,
+    tags: note.tags ?? [],
+    timestamp: (note.timestamp === undefined ? receivedAt : new Date(note.timestamp * 1000)).toISOString(),
+    agent_node_id: note.agent_node_id ?? null,
+  };
+}
+
 /** Execution logs: what SDKs post to `/api/v1/executions/{id}/logs`, kept in order and read back. */
 export function createExecutionLogs(deps: { db: Knex; now: () => Date }) {
   return {
@@ -86,6 +101,13 @@ export function createExecutionLogs(deps: { db: Knex; now: () => Date }) {
         );
         return entries.length;
       });
+    },
+
+    /** Keeps an agent's note among the execution's log entries; answers the entry as kept. */
+    async note(executionId: string, note: Note): Promise<Entry> {
+      const entry = noteEntry(note, deps.now());
+      await this.append(executionId, [entry]);
+      return entry;
     },
 
     /** One page of entries after `after` (an entry id), oldest first. */

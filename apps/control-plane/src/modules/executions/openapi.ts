@@ -10,13 +10,15 @@ import { MAX_RESULT_BYTES } from './agent-client.ts';
 import { LOG_PAGE, MAX_ENTRIES_PER_REQUEST, MAX_LOG_ENTRIES } from './logs.ts';
 import { MAX_DAG_NODES } from './queries.ts';
 import { EXECUTION_STATUSES } from './records.ts';
-import { EXECUTE_BODY_LIMIT } from './routes.ts';
+import { EXECUTE_BODY_LIMIT, NOTE_LIMIT, REPORT_LIMIT } from './routes.ts';
 import {
   BatchStatusSchema,
   ExecuteBodySchema,
   ExecutionIdSchema,
   ListQuerySchema,
+  LocalCallEventSchema,
   LogsQuerySchema,
+  NoteSchema,
   StatusReportSchema,
   WorkflowIdSchema,
 } from './schemas.ts';
@@ -369,7 +371,6 @@ const accepted = {
 
 // ---- problems ----
 
-const REPORT_LIMIT = MAX_RESULT_BYTES + 64 * 1024;
 const LOGS_LIMIT = 1024 * 1024;
 const BATCH_LIMIT = 256 * 1024;
 
@@ -881,6 +882,119 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       },
       [invalidField('after', 'Too small: expected number to be >=0', 'query')],
     ),
+  },
+  '/api/v1/workflow/executions/events': {
+    post: {
+      operationId: 'reportLocalCall',
+      tags: ['Executions'],
+      summary: 'An agent reports a function it ran in process (a local call)',
+      description:
+        "SDKs run a function of their own agent in process when another of its functions calls it, and report it here: once `running` (with `input_data`), once ended (`succeeded` with `result`, or `failed` with `error`), and `waiting` while it awaits a paused child. The first report creates an execution of lane `local` (`201`, with `Location`) in the workflow, under `parent_execution_id`, so the DAG shows the step; later ones move it (`200`). Reports after its end change nothing, like repeated status callbacks. The agent runs it, so the control plane never calls the agent for it; the reaper ends it like any execution an agent took when that agent goes offline or restarts. `type`, `root_workflow_id` and `parent_workflow_id` are accepted and ignored.",
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: LocalCallEventSchema,
+            example: {
+              execution_id: 'eca9607e-cf71-4f93-95a6-408386ba270e',
+              workflow_id: RUN,
+              run_id: RUN,
+              root_workflow_id: RUN,
+              reasoner_id: 'math_add',
+              type: 'math_add',
+              agent_node_id: 'hello-agent',
+              status: 'running',
+              parent_execution_id: EXEC,
+              parent_workflow_id: RUN,
+              input_data: { a: 2, b: 3 },
+            },
+          },
+        },
+      },
+      responses: {
+        '200': {
+          description: 'A later report: the execution as it now stands.',
+          ...json(StatusRecordSchema, { ...succeeded, target: 'hello-agent.math_add', result: { sum: 5 } }),
+        },
+        '201': {
+          description: 'The first report of this local call: the execution it created.',
+          headers: z.object({ Location: z.string().meta({ description: '`/api/v1/executions/{execution_id}`' }) }),
+          ...json(StatusRecordSchema, { ...running, target: 'hello-agent.math_add', progress: null }),
+        },
+        ...problems('/api/v1/workflow/executions/events', [
+          ...jsonBodyProblems(REPORT_LIMIT, invalidField('status', 'Invalid option: expected one of "running"|"waiting"|"succeeded"|"failed"')),
+          {
+            code: 'not_found',
+            when: 'No node `agent_node_id` is registered.',
+            detail: 'No node "hello-agent" is registered.',
+            extensions: { errors: [{ field: 'agent_node_id', message: 'no node with this id is registered' }] },
+          },
+          {
+            code: 'conflict',
+            when: 'The id names an execution the control plane routed (report it with the status callback), or a local call of another function.',
+            detail: `Execution ${EXEC} was routed by the control plane, not run in process; report its outcome with POST /api/v1/executions/${EXEC}/status.`,
+          },
+        ]),
+      },
+    },
+  },
+  '/api/ui/v1/executions/note': {
+    post: {
+      operationId: 'addExecutionNote',
+      tags: ['Executions'],
+      summary: 'An agent attaches a note to an execution',
+      description:
+        'The execution is named by the `X-Execution-ID` header (SDKs send the execution\'s context headers). The note is kept among the execution\'s log entries, in order, as `{ "type": "note", message, tags, timestamp, agent_node_id }` (`timestamp`, sent as seconds since the epoch, is kept as ISO time; absent, the time it arrived), and read back with `GET /api/v1/executions/{execution_id}/logs`. It counts towards the log\'s 10,000 entries.',
+      requestParams: {
+        header: z.object({
+          'X-Execution-ID': ExecutionIdSchema.meta({ description: 'The execution the note belongs to.' }),
+        }),
+      },
+      requestBody: {
+        required: true,
+        content: {
+          'application/json': {
+            schema: NoteSchema,
+            example: {
+              message: 'waiting for a reviewer',
+              tags: ['approval'],
+              timestamp: 1795704222.202,
+              agent_node_id: 'hello-agent',
+            },
+          },
+        },
+      },
+      responses: {
+        '201': {
+          description: 'The note as kept.',
+          ...json(z.looseObject({ execution_id: z.string(), note: LogEntry }), {
+            execution_id: EXEC,
+            note: {
+              type: 'note',
+              message: 'waiting for a reviewer',
+              tags: ['approval'],
+              timestamp: '2026-11-26T14:43:42.202Z',
+              agent_node_id: 'hello-agent',
+            },
+          }),
+        },
+        ...problems('/api/ui/v1/executions/note', [
+          ...jsonBodyProblems(NOTE_LIMIT, invalidField('message', 'Too small: expected string to have >=1 characters')),
+          {
+            code: 'invalid_request',
+            when: 'No `X-Execution-ID` header, or one that is not an execution id.',
+            detail: 'Name the execution the note belongs to in the X-Execution-ID header.',
+            extensions: { errors: [{ field: 'header x-execution-id', message: 'required' }] },
+          },
+          unknownExecution,
+          {
+            code: 'payload_too_large',
+            when: 'The execution already holds 10,000 log entries.',
+            detail: `Execution ${EXEC} already holds 10000 log entries; at most 10000 are kept.`,
+          },
+        ]),
+      },
+    },
   },
   '/api/v1/workflows/{workflow_id}/dag': {
     get: {

@@ -55,7 +55,8 @@ export interface ExecutionRow {
   node_id: string;
   function_name: string;
   function_type: 'reasoner' | 'skill';
-  lane: 'sync' | 'async';
+  /** `local`: a function the agent ran in process and reported (local-calls.ts). */
+  lane: 'sync' | 'async' | 'local';
   status: ExecutionStatus;
   /** Absent from rows that writes hand back (see RETURNED in repository.ts). */
   input: unknown;

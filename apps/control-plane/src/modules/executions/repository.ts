@@ -70,18 +70,26 @@ export type NewExecution = Pick<
   | 'depth'
   | 'dispatched_by'
   | 'dispatch_count'
-> & { status: 'queued' | 'running'; now: Date };
+> & {
+  status: 'queued' | 'running';
+  now: Date;
+  /** When a running one began, if not now (a local call reported after it began). */
+  started_at?: Date;
+  /** When an agent took it, if it already has (a local call is the agent's from the start). */
+  accepted_at?: Date;
+};
 
 function columns(row: NewExecution) {
-  const { now, input, webhook, ...rest } = row;
+  const { now, input, webhook, started_at, accepted_at, ...rest } = row;
   return {
     ...rest,
     input: JSON.stringify(input),
     webhook: webhook === null ? null : JSON.stringify(webhook),
     available_at: now,
-    created_at: now,
-    started_at: row.status === 'running' ? now : null,
+    created_at: started_at ?? now,
+    started_at: row.status === 'running' ? (started_at ?? now) : null,
     dispatched_at: row.status === 'running' ? now : null,
+    accepted_at: accepted_at ?? null,
     updated_at: now,
   };
 }

@@ -115,6 +115,22 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
       return { instance, target };
     },
 
+    /**
+     * How a node registered a function its agent ran in process (a local call): `skill` when it
+     * offers a skill of that id and no reasoner, else `reasoner`. 404 for an unknown node.
+     */
+    async localFunctionType(nodeId: string, functionName: string): Promise<'reasoner' | 'skill'> {
+      const instances = await instancesOf(nodeId);
+      if (instances.length === 0) {
+        throw new ProblemError('not_found', `No node "${nodeId.slice(0, 200)}" is registered.`, {
+          extensions: { errors: [{ field: 'agent_node_id', message: 'no node with this id is registered' }] },
+        });
+      }
+      const offers = (type: Target['type']) =>
+        instances.some((i) => functionsOf(i, type).some((f) => f.id === functionName));
+      return offers('skill') && !offers('reasoner') ? 'skill' : 'reasoner';
+    },
+
     /** Validates an input against the chosen instance's `input_schema`: 400 listing each failing field. */
     validateInput(route: Route, input: unknown): void {
       const spec = functionsOf(route.instance, route.target.type).find(

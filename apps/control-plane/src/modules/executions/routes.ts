@@ -5,6 +5,7 @@ import { readCallerContext } from '../../platform/http/context-headers.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import { MAX_RESULT_BYTES } from './agent-client.ts';
 import type { ExecutionLogs } from './logs.ts';
+import type { LocalCalls } from './local-calls.ts';
 import { entriesOf } from './logs.ts';
 import type { ExecutionQueries } from './queries.ts';
 import { acknowledgement, statusRecord, syncResult } from './records.ts';
@@ -13,7 +14,9 @@ import {
   ExecuteBodySchema,
   ExecutionIdSchema,
   ListQuerySchema,
+  LocalCallEventSchema,
   LogsQuerySchema,
+  NoteSchema,
   StatusReportSchema,
   WorkflowPathSchema,
 } from './schemas.ts';
@@ -21,9 +24,10 @@ import { type ExecutionService, notFound } from './service.ts';
 
 /** Body limits: inputs may carry documents; a result may be as large as an agent may answer. */
 export const EXECUTE_BODY_LIMIT = 4 * 1024 * 1024;
-const REPORT_LIMIT = MAX_RESULT_BYTES + 64 * 1024;
+export const REPORT_LIMIT = MAX_RESULT_BYTES + 64 * 1024;
 const LOGS_LIMIT = 1024 * 1024;
 const BATCH_LIMIT = 256 * 1024;
+export const NOTE_LIMIT = 64 * 1024;
 
 /**
  * A version as an X-Routed-Version value. Versions are free text (registration takes any), but a
@@ -45,11 +49,12 @@ export interface ExecutionsRouterDeps {
   service: ExecutionService;
   queries: ExecutionQueries;
   logs: ExecutionLogs;
+  localCalls: LocalCalls;
 }
 
 /** The execution API of spec §4, plus the list, cancel and logs (issue 9). */
 export function executionsRouter(deps: ExecutionsRouterDeps): Router {
-  const { service, queries, logs } = deps;
+  const { service, queries, logs, localCalls } = deps;
   const router = new Router();
 
   router.post('/api/v1/execute/async/:target', async (ctx) => {
@@ -122,6 +127,28 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
     const id = executionIdOf(ctx);
     const query = parseWith(LogsQuerySchema, ctx.query, 'query');
     ctx.body = await logs.read(id, query.after, query.limit);
+  });
+
+  router.post('/api/v1/workflow/executions/events', async (ctx) => {
+    const event = parseWith(LocalCallEventSchema, await readJsonBody(ctx, REPORT_LIMIT));
+    const { row, created } = await localCalls.report(event);
+    ctx.status = created ? 201 : 200;
+    if (created) ctx.set('Location', `/api/v1/executions/${row.execution_id}`);
+    ctx.body = statusRecord(row);
+  });
+
+  router.post('/api/ui/v1/executions/note', async (ctx) => {
+    const note = parseWith(NoteSchema, await readJsonBody(ctx, NOTE_LIMIT));
+    const id = ctx.get('x-execution-id').trim();
+    if (!ExecutionIdSchema.safeParse(id).success) {
+      throw new ProblemError(
+        'invalid_request',
+        'Name the execution the note belongs to in the X-Execution-ID header.',
+        { extensions: { errors: [{ field: 'header x-execution-id', message: id ? 'not an execution id' : 'required' }] } },
+      );
+    }
+    ctx.status = 201;
+    ctx.body = { execution_id: id, note: await logs.note(id, note) };
   });
 
   router.get('/api/v1/workflows/:workflow_id/dag', async (ctx) => {

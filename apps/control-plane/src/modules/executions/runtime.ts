@@ -7,6 +7,7 @@ import type { WebhookSettings } from '../webhooks/index.ts';
 import { createAgentClient } from './agent-client.ts';
 import { createDispatcher } from './dispatcher.ts';
 import { createFinisher } from './finisher.ts';
+import { createLocalCalls } from './local-calls.ts';
 import { createExecutionLogs } from './logs.ts';
 import type { ExecutionMetrics } from './metrics.ts';
 import { createExecutionQueries } from './queries.ts';
@@ -91,15 +92,17 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     replicaId: deps.replicaId,
     wakeDispatchers: () => dispatcher.wake(),
   });
+  const waiting = createExecutionWaiting({ eventLog: deps.eventLog, finisher });
   return {
     service,
     queries: createExecutionQueries(db),
     logs: createExecutionLogs({ db, now: () => new Date(clock.now()) }),
+    localCalls: createLocalCalls({ db, clock, eventLog: deps.eventLog, resolver, finisher, waiting }),
     dispatcher,
     reaper,
     finisher,
     /** The `waiting` state's transitions, for the approvals feature. */
-    waiting: createExecutionWaiting({ eventLog: deps.eventLog, finisher }),
+    waiting,
     /** Executions an instance may be working on, for the node shutdown drain. */
     countActive: (nodeId: string, version: string) => countActive(db, nodeId, version),
     start(): void {
