@@ -10,7 +10,7 @@ import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { putStoredConfig } from '../src/modules/config-store/index.ts';
 import { CONNECTOR_CAPABILITIES, CONNECTOR_PREFIXES } from '../src/modules/connector/index.ts';
 import { MAX_RESULT_BYTES } from '../src/modules/executions/agent-client.ts';
-import { EXECUTE_BODY_LIMIT } from '../src/modules/executions/routes.ts';
+import { EXECUTE_BODY_LIMIT, REPORT_LIMIT } from '../src/modules/executions/routes.ts';
 import { attachUpgrades } from '../src/platform/http/upgrade.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { deadAgentUrl } from './helpers/agents.ts';
@@ -401,15 +401,15 @@ describe('real answers match the document', () => {
     expect((await exercise('GET', '/api/ui/v1/nodes/events', undefined, { key: false })).status).toBe(401);
   });
 
-  it('execute (sync): 200 succeeded and failed, 400, 404, 413, 401, 502, 503 and 504', async () => {
+  it('execute (sync): 200 succeeded, 502 failed, 400, 404, 413, 401, 502, 503 and 504', async () => {
     const answering = await executionAgent('answer');
     const ok = await exercise('POST', `/api/v1/execute/${answering}`, { input: { text: 'hi' } });
     expect(ok.status).toBe(200);
     expect(ok.body.status).toBe('succeeded');
     const failing = await executionAgent('error');
     const failed = await exercise('POST', `/api/v1/execute/${failing}`, { input: {} });
-    expect(failed.status).toBe(200);
-    expect(failed.body).toMatchObject({ status: 'failed', error_message: expect.any(String) });
+    expect(failed.status).toBe(502);
+    expect(failed.body).toMatchObject({ code: 'execution_failed', execution_status: 'failed' });
     const path = `/api/v1/execute/${answering}`;
     for (const invalid of [
       '{"input":',
@@ -544,7 +544,7 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', report, { status: 'running', progress: 40 })).body.progress).toBe(40);
     expect((await exercise('POST', report, { status: 'bogus' })).status).toBe(400);
     expect((await exercise('POST', report, '{"status":')).status).toBe(400);
-    expect((await exercise('POST', report, bodyOfSize(MAX_RESULT_BYTES + 64 * 1024 + 1))).status).toBe(413);
+    expect((await exercise('POST', report, bodyOfSize(REPORT_LIMIT + 1))).status).toBe(413);
     expect((await exercise('POST', report.replace(id, missing), { status: 'running' })).status).toBe(404);
     expect((await exercise('POST', report, { status: 'running' }, { key: false })).status).toBe(401);
 
@@ -596,6 +596,39 @@ describe('real answers match the document', () => {
     expect(
       (await exercise('GET', `/api/v1/workflows/${workflow}/dag`, undefined, { key: false })).status,
     ).toBe(401);
+  });
+
+  it('local calls and notes: 201, 200, 400, 404, 409, 413 and 401', async () => {
+    const target = await executionAgent('answer');
+    const nodeId = target.split('.')[0] as string;
+    const parent = await exercise('POST', `/api/v1/execute/${target}`, { input: {} });
+    const event = {
+      execution_id: `local-${uniqueNodeId('oas')}`,
+      run_id: parent.body.run_id,
+      workflow_id: parent.body.workflow_id,
+      reasoner_id: 'fn',
+      agent_node_id: nodeId,
+      status: 'running',
+      parent_execution_id: parent.body.execution_id,
+      input_data: { a: 1 },
+    };
+    const events = '/api/v1/workflow/executions/events';
+    expect((await exercise('POST', events, event)).status).toBe(201);
+    expect((await exercise('POST', events, { ...event, status: 'succeeded', result: { b: 2 } })).status).toBe(200);
+    expect((await exercise('POST', events, { ...event, status: 'paused' })).status).toBe(400);
+    expect((await exercise('POST', events, { ...event, execution_id: 'local-oas-2', agent_node_id: 'oas-nobody' })).status).toBe(404);
+    const routed = { ...event, execution_id: parent.body.execution_id };
+    expect((await exercise('POST', events, routed)).status).toBe(409);
+    expect((await exercise('POST', events, bodyOfSize(REPORT_LIMIT + 1))).status).toBe(413);
+    expect((await exercise('POST', events, event, { key: false })).status).toBe(401);
+
+    const note = '/api/ui/v1/executions/note';
+    const on = { 'X-Execution-ID': parent.body.execution_id };
+    expect((await exercise('POST', note, { message: 'hello' }, { headers: on })).status).toBe(201);
+    expect((await exercise('POST', note, { message: '' }, { headers: on })).status).toBe(400);
+    expect((await exercise('POST', note, { message: 'x' }, { headers: { 'X-Execution-ID': 'exec_oas_missing' } })).status).toBe(404);
+    expect((await exercise('POST', note, bodyOfSize(64 * 1024 + 1), { headers: on })).status).toBe(413);
+    expect((await exercise('POST', note, { message: 'x' }, { headers: on, key: false })).status).toBe(401);
   });
 
   it('execution events: the stream opens as text/event-stream; a bad query is 400; no key is 401', async () => {
