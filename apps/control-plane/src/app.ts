@@ -187,7 +187,11 @@ export function createApp(deps: AppDeps): Koa {
     memoryRouter({ service: memory, maxValueBytes: config.memory.maxValueBytes }),
     memoryEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
     memoryEventSocketRouter({ eventLog: runtime.eventLog, ...streamOptions }),
-    vectorMemoryRouter({ service: vectors, maxVectorDimensions: config.memory.maxVectorDimensions }),
+    vectorMemoryRouter({
+      service: vectors,
+      maxVectorDimensions: config.memory.maxVectorDimensions,
+      searchResponse: config.memory.vectorSearchResponse,
+    }),
     webhooksRouter({
       db: deps.db,
       clock,

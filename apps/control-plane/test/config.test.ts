@@ -107,6 +107,7 @@ describe('loadConfig defaults', () => {
         maxVectorDimensions: 4096,
         vectorSearch: 'auto',
         vectorEfSearch: 100,
+        vectorSearchResponse: 'results',
       },
       approvals: {
         defaultExpiryMs: 86_400_000,
@@ -187,6 +188,7 @@ memory:
   max_vector_dimensions: 1536
   vector_search: exact
   vector_ef_search: 200
+  vector_search_response: array
 approvals:
   default_expiry: 2h
   max_expiry: 48h
@@ -252,6 +254,7 @@ connector:
       maxVectorDimensions: 1536,
       vectorSearch: 'exact',
       vectorEfSearch: 200,
+      vectorSearchResponse: 'array',
     });
     expect(config.approvals).toEqual({
       defaultExpiryMs: 7_200_000,
@@ -422,6 +425,15 @@ describe('loadConfig from the environment', () => {
     expect(error.problems[0]).toMatch(/^execution_queue\.webhook_allow_http: "maybe" is not true or false/);
   });
 
+  it('reads the vector search answer shape and refuses one that is not results or array', async () => {
+    const env = (value: string) => ({ SWITCHYARD_MEMORY_VECTOR_SEARCH_RESPONSE: value });
+    expect((await loadConfig({ env: env(' array '), log })).memory.vectorSearchResponse).toBe('array');
+    const error = await loadError(loadConfig({ env: env('bare'), log }));
+    expect(error.problems).toEqual([
+      'memory.vector_search_response: "bare" is not one of results, array — from environment variable SWITCHYARD_MEMORY_VECTOR_SEARCH_RESPONSE',
+    ]);
+  });
+
   it('refuses a zero interval where zero would spin', async () => {
     const error = await loadError(
       loadConfig({ env: { SWITCHYARD_NODE_LIFECYCLE_SWEEP_INTERVAL: '0' }, log }),
@@ -500,6 +512,22 @@ describe('loadConfig from the database (SERVICE_CONFIG_SOURCE=db)', () => {
     const error = await loadError(loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log }));
     expect(error.problems).toEqual([
       'discovery.cache_ttl: "soon" is not a duration (use 15s, 5m) — from database config "control-plane"',
+    ]);
+  });
+
+  it('takes the vector search answer shape from the stored config, and names it for a bad value', async () => {
+    const stored = (value: string) =>
+      putStoredConfig(handle.db, {
+        name: STORED_CONFIG_NAME,
+        body: `memory:\n  vector_search_response: ${value}\n`,
+      });
+    await stored('array');
+    const config = await loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log });
+    expect(config.memory.vectorSearchResponse).toBe('array');
+    await stored('[results]');
+    const error = await loadError(loadConfig({ env: { SERVICE_CONFIG_SOURCE: 'db' }, db: handle.db, log }));
+    expect(error.problems).toEqual([
+      'memory.vector_search_response: ["results"] is not one of results, array — from database config "control-plane"',
     ]);
   });
 

@@ -652,6 +652,115 @@ describe('POST /api/v1/memory/vector/search', () => {
   });
 });
 
+/**
+ * What an agent built with the platform's TypeScript SDK (0.1.128-rc.3) sent, recorded on the wire:
+ * its `searchVector()` is typed as returning the body as a bare array and reads `key`, `scope`,
+ * `scope_id`, `score` and `metadata` of each element. See /docs/concepts/vector-memory#agents-built-with-the-sdks.
+ */
+const SDK_HEADERS = {
+  accept: 'application/json, text/plain, */*',
+  'x-workflow-id': 'run_97dc5cfc36ad4ba4',
+  'x-session-id': 'sess-9',
+  'x-actor-id': 'actor-9',
+  'x-run-id': 'run_97dc5cfc36ad4ba4',
+  'x-execution-id': 'exec_0aa8d8d1a1144c90',
+  'x-agent-node-id': 'sdk-harness',
+  'user-agent': 'axios/1.x',
+};
+const SDK_WRITES = [
+  {
+    key: 'doc-1',
+    embedding: [0.1, 0.2, 0.3],
+    metadata: { title: 'Doc 1', content: 'hello' },
+    scope: 'workflow',
+  },
+  { key: 'doc-2', embedding: [0.3, 0.2, 0.1], metadata: { title: 'Doc 2' }, scope: 'workflow' },
+];
+const SDK_SEARCH = { query_embedding: [0.1, 0.2, 0.3], top_k: 2 };
+
+describe('POST /api/v1/memory/vector/search answer shape (memory.vector_search_response)', () => {
+  let bare: TestControlPlane;
+
+  beforeAll(async () => {
+    bare = await startTestControlPlane({
+      handle: cp.handle,
+      config: (config) => {
+        config.memory.vectorSearchResponse = 'array';
+      },
+    });
+  });
+
+  afterAll(async () => {
+    await bare?.close();
+  });
+
+  const searchOn = (server: TestControlPlane, body: unknown, headers: Headers) =>
+    call(server.base, 'POST', '/api/v1/memory/vector/search', body, headers);
+
+  it('answers an object with results by default, and the bare array of the same results with array', async () => {
+    const headers = { 'X-Workflow-ID': ids().wf };
+    for (const [key, embedding] of [
+      ['near', [1, 0.1]],
+      ['mid', [1, 1]],
+      ['far', [-1, 0.2]],
+    ] as const) {
+      expect((await store({ key, embedding, metadata: { key } }, headers)).status).toBe(200);
+    }
+    const body = { query_embedding: [1, 0], top_k: 3, scope: 'workflow' };
+    const object = await searchOn(cp, body, headers);
+    expect(object.status).toBe(200);
+    expect(Object.keys(object.body)).toEqual(['results']);
+    expect(object.body.results.map((r: { key: string }) => r.key)).toEqual(['near', 'mid', 'far']);
+
+    const array = await searchOn(bare, body, headers);
+    expect(array.status).toBe(200);
+    expect(array.headers.get('cache-control')).toBe('no-store');
+    expect(array.body).toEqual(object.body.results);
+  });
+
+  it('answers an empty array, not an object, when nothing matches', async () => {
+    const headers = { 'X-Workflow-ID': ids().wf };
+    const body = { query_embedding: [1, 0, 0, 0, 0, 0, 0, 0, 0, 0.25], scope: 'workflow' };
+    expect((await searchOn(cp, body, headers)).body).toEqual({ results: [] });
+    expect((await searchOn(bare, body, headers)).body).toEqual([]);
+  });
+
+  it('answers the recorded SDK search in both shapes, with what the SDK reads of each result', async () => {
+    for (const write of SDK_WRITES) {
+      expect((await post('/api/v1/memory/vector/set', write, SDK_HEADERS)).status).toBe(200);
+    }
+    const expected = [
+      {
+        key: 'doc-1',
+        scope: 'workflow',
+        scope_id: 'run_97dc5cfc36ad4ba4',
+        score: expect.closeTo(1, 6),
+        metadata: { title: 'Doc 1', content: 'hello' },
+      },
+      {
+        key: 'doc-2',
+        scope: 'workflow',
+        scope_id: 'run_97dc5cfc36ad4ba4',
+        score: expect.closeTo(0.7142857142857143, 6),
+        metadata: { title: 'Doc 2' },
+      },
+    ];
+    const object = await searchOn(cp, SDK_SEARCH, SDK_HEADERS);
+    expect(object.status).toBe(200);
+    expect(object.body).toEqual({ results: expected });
+    const array = await searchOn(bare, SDK_SEARCH, SDK_HEADERS);
+    expect(array.status).toBe(200);
+    expect(array.body).toEqual(expected);
+  });
+
+  it('answers refused searches with the same problem documents in both shapes', async () => {
+    const answer = await searchOn(bare, { query_embedding: [0, 0] }, {});
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(answer.body.errors).toContainEqual({ field: 'query_embedding', message: expect.any(String) });
+  });
+});
+
 describe('authentication and metrics', () => {
   it('answers 401 on every vector route without the API key when one is set', async () => {
     const secured = await startTestControlPlane({

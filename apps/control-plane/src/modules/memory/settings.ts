@@ -37,4 +37,13 @@ export const memorySettings = {
     meaning:
       'Candidates an HNSW search keeps (pgvector `hnsw.ef_search`): higher finds more true neighbours, slower.',
   }),
+  vectorSearchResponse: setting({
+    key: 'memory.vector_search_response',
+    env: 'SWITCHYARD_MEMORY_VECTOR_SEARCH_RESPONSE',
+    schema: choiceSetting(['results', 'array'] as const),
+    default: 'results',
+    fromDatabase: true,
+    meaning:
+      'Shape of a vector search answer: `results` is `{ results: [...] }`; `array` is the bare array of the same results, as the agent SDKs expect.',
+  }),
 };

@@ -55,24 +55,35 @@ const DeletedSchema = z
   })
   .meta({ id: 'VectorDelete' });
 
-const ResultsSchema = z
+const HitSchema = z
   .looseObject({
-    results: z.array(
-      z.looseObject({
-        key: z.string(),
-        score: z.number().min(-1).max(1).meta({ description: 'Cosine similarity to the query, -1 to 1.' }),
-        metadata: z.record(z.string(), z.unknown()),
-        scope: ScopeOut,
-        scope_id: z.string(),
-      }),
-    ),
+    key: z.string(),
+    score: z.number().min(-1).max(1).meta({ description: 'Cosine similarity to the query, -1 to 1.' }),
+    metadata: z.record(z.string(), z.unknown()),
+    scope: ScopeOut,
+    scope_id: z.string(),
   })
-  .meta({ id: 'VectorSearchResults' });
+  .meta({ id: 'VectorSearchHit' });
+
+const ResultsSchema = z.looseObject({ results: z.array(HitSchema) }).meta({
+  id: 'VectorSearchResults',
+  description: 'The answer by default (`memory.vector_search_response: results`).',
+});
+
+const HitListSchema = z.array(HitSchema).meta({
+  id: 'VectorSearchHitList',
+  description:
+    'The answer with `memory.vector_search_response: array`: the same results, bare, as the agent SDKs expect.',
+});
+
+/** One shape per server, chosen by memory.vector_search_response: never both in one deployment. */
+const SearchAnswerSchema = z.xor([ResultsSchema, HitListSchema]);
 
 // ---- examples ----
 
 const embedding = [0.12, -0.48, 0.33, 0.91];
 const metadata = { title: 'Q3 report', content: 'Revenue grew 12 %.', source: 'finance' };
+const hit = { key: 'doc-42', score: 0.9731, metadata, scope: 'workflow', scope_id: 'wf_9' };
 const stored = {
   key: 'doc-42',
   scope: 'workflow',
@@ -236,7 +247,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       operationId: 'searchVectors',
       tags: ['Memory'],
       summary: 'Find the most similar vectors',
-      description: `Cosine similarity between the query and the stored vectors of its dimension, best first; equal scores in scope precedence (workflow, session, actor, global), then key order. Without \`scope\`, searches every scope the headers name plus global, merged by score; with \`scope\`, that scope only. Two name sets are accepted, one per request: \`query_embedding\`, \`top_k\`, \`threshold\` (agent SDKs) or \`embedding\`, \`limit\`, \`min_score\`; \`top_k\` is 1 to ${MAX_TOP_K} (default ${DEFAULT_TOP_K}). Where the database has pgvector (\`memory.vector_search\` \`auto\`), searches of up to ${HNSW_MAX_DIMENSIONS} dimensions among ${EXACT_BELOW} or more candidates (stored vectors of the query's dimension in the searched scopes that match the filters) walk an HNSW index (approximate, \`memory.vector_ef_search\` candidates kept); otherwise, and always with \`exact\`, every candidate is compared. Scores are computed exactly either way.`,
+      description: `Cosine similarity between the query and the stored vectors of its dimension, best first; equal scores in scope precedence (workflow, session, actor, global), then key order. Without \`scope\`, searches every scope the headers name plus global, merged by score; with \`scope\`, that scope only. Two name sets are accepted, one per request: \`query_embedding\`, \`top_k\`, \`threshold\` (agent SDKs) or \`embedding\`, \`limit\`, \`min_score\`; \`top_k\` is 1 to ${MAX_TOP_K} (default ${DEFAULT_TOP_K}). Where the database has pgvector (\`memory.vector_search\` \`auto\`), searches of up to ${HNSW_MAX_DIMENSIONS} dimensions among ${EXACT_BELOW} or more candidates (stored vectors of the query's dimension in the searched scopes that match the filters) walk an HNSW index (approximate, \`memory.vector_ef_search\` candidates kept); otherwise, and always with \`exact\`, every candidate is compared. Scores are computed exactly either way. The answer is \`{ results: [...] }\`, or with the setting \`memory.vector_search_response: array\` the bare array of the same results, which agents built with the platform's SDKs expect.`,
       requestParams: { header: MemoryScopeHeaders },
       requestBody: body(schemas.SearchBodySchema, {
         sdk: {
@@ -250,10 +261,17 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       }),
       responses: {
         '200': {
-          description: 'The results, best first (fewer than asked when fewer match).',
-          ...json(ResultsSchema, {
-            results: [{ key: 'doc-42', score: 0.9731, metadata, scope: 'workflow', scope_id: 'wf_9' }],
-          }),
+          description:
+            'The results, best first (fewer than asked when fewer match): `{ results: [...] }`, or the bare array of the same results when the server runs with `memory.vector_search_response: array`.',
+          content: {
+            'application/json': {
+              schema: SearchAnswerSchema,
+              examples: {
+                results: { summary: 'By default (`results`)', value: { results: [hit] } },
+                array: { summary: 'With `memory.vector_search_response: array`', value: [hit] },
+              },
+            },
+          },
         },
         ...problemResponses(
           '/api/v1/memory/vector/search',

@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import type { ValuesOf } from '../../platform/config/setting.ts';
 import { parseJsonBody, parseWith } from '../../platform/http/request-body.ts';
 import { scopeRequest } from './routes.ts';
+import type { memorySettings } from './settings.ts';
 import { vectorSchemas } from './vector-schemas.ts';
 import type { VectorService } from './vector-service.ts';
 import { deletedView, hitView, storedVectorView, vectorView } from './views.ts';
@@ -10,6 +12,11 @@ export interface VectorMemoryRouterDeps {
   service: VectorService;
   /** memory.max_vector_dimensions: longer embeddings are refused while parsing (400). */
   maxVectorDimensions: number;
+  /**
+   * memory.vector_search_response: `results` answers `{ results }`; `array` answers the bare array
+   * that agents built with the platform's SDKs read (their `searchVector()` returns the body).
+   */
+  searchResponse: ValuesOf<typeof memorySettings>['vectorSearchResponse'];
 }
 
 /**
@@ -34,7 +41,8 @@ export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
     const body = await parseJsonBody(ctx, schemas.SearchBodySchema);
     const hits = await service.search(scopeRequest(ctx, body), body);
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { results: hits.map(hitView) };
+    const results = hits.map(hitView);
+    ctx.body = deps.searchResponse === 'array' ? results : { results };
   });
 
   router.post('/api/v1/memory/vector/delete', async (ctx) => {
