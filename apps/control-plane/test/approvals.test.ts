@@ -780,7 +780,10 @@ describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
     const a = await agent();
     const ends = await runningExecution(a);
     await api('POST', `/api/v1/agents/${a.nodeId}/executions/${ends}/awaiter-status`, { status: 'waiting' });
-    const done = await api('POST', `/api/v1/executions/${ends}/status`, { status: 'succeeded', result: { ok: 1 } });
+    const done = await api('POST', `/api/v1/executions/${ends}/status`, {
+      status: 'succeeded',
+      result: { ok: 1 },
+    });
     expect(done.body).toMatchObject({ status: 'succeeded', result: { ok: 1 } });
     expect(done.body).not.toHaveProperty('waiting_for');
     // A report after the end changes nothing.
@@ -790,7 +793,9 @@ describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
     expect(late.body.execution_status).toBe('succeeded');
 
     const pauses = await runningExecution(a);
-    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, { status: 'waiting' });
+    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, {
+      status: 'waiting',
+    });
     const apr = approvalId('own');
     const asked = await api('POST', `/api/v1/executions/${pauses}/request-approval`, {
       approval_request_id: apr,
@@ -799,7 +804,9 @@ describe('POST /api/v1/agents/{node_id}/executions/{id}/awaiter-status', () => {
     expect(asked.status).toBeLessThan(300);
     expect((await record(pauses)).waiting_for).toMatchObject({ type: 'approval', approval_request_id: apr });
     // Awaiting a child does not end an approval pause.
-    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, { status: 'running' });
+    await api('POST', `/api/v1/agents/${a.nodeId}/executions/${pauses}/awaiter-status`, {
+      status: 'running',
+    });
     expect((await record(pauses)).waiting_for).toMatchObject({ type: 'approval', approval_request_id: apr });
   });
 

@@ -183,7 +183,12 @@ describe('synchronous lane', () => {
 
   it('answers 502 when an agent that answered 202 reports failed through its callback', async () => {
     const agent = await agentWith({
-      flaky: { kind: 'fail-callback', error: 'tool crashed', details: { tool: 'search' }, callbackDelayMs: 50 },
+      flaky: {
+        kind: 'fail-callback',
+        error: 'tool crashed',
+        details: { tool: 'search' },
+        callbackDelayMs: 50,
+      },
     });
     const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.flaky`, { input: {} });
     expect(answer.status).toBe(502);

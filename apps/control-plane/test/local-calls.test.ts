@@ -37,12 +37,20 @@ async function runningParent() {
   });
   agents.push(agent);
   await agent.register();
-  const ack = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.exercise`, { input: {} }, {
-    'X-Session-ID': 'sess-9',
-  });
+  const ack = await call(
+    cp.base,
+    'POST',
+    `/api/v1/execute/async/${agent.nodeId}.exercise`,
+    { input: {} },
+    {
+      'X-Session-ID': 'sess-9',
+    },
+  );
   const parent = ack.body;
   const deadline = Date.now() + 10_000;
-  while ((await call(cp.base, 'GET', `/api/v1/executions/${parent.execution_id}`)).body.status !== 'running') {
+  while (
+    (await call(cp.base, 'GET', `/api/v1/executions/${parent.execution_id}`)).body.status !== 'running'
+  ) {
     if (Date.now() > deadline) throw new Error('the parent never started');
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
@@ -147,7 +155,10 @@ describe('POST /api/v1/workflow/executions/events', () => {
     const local = report(agent, parent, {});
     await post(local);
     const waiting = await post({ ...local, status: 'waiting', status_reason: 'awaiting child exec_x' });
-    expect(waiting.body).toMatchObject({ status: 'waiting', waiting_for: { type: 'child', reason: 'awaiting child exec_x' } });
+    expect(waiting.body).toMatchObject({
+      status: 'waiting',
+      waiting_for: { type: 'child', reason: 'awaiting child exec_x' },
+    });
     expect((await post({ ...local, status: 'running' })).body.status).toBe('running');
     await post({ ...local, status: 'succeeded', result: { sum: 5 } });
     const again = await post({ ...local, status: 'failed', error: 'late' });
@@ -157,15 +168,21 @@ describe('POST /api/v1/workflow/executions/events', () => {
 
   it('refuses a report about an execution the control plane routed, or about another function, with 409 and changes nothing', async () => {
     const { agent, parent } = await runningParent();
-    const routed = await post(report(agent, parent, { execution_id: parent.execution_id, status: 'succeeded' }));
+    const routed = await post(
+      report(agent, parent, { execution_id: parent.execution_id, status: 'succeeded' }),
+    );
     expect(routed.status).toBe(409);
     expect(routed.body.code).toBe('conflict');
-    expect((await call(cp.base, 'GET', `/api/v1/executions/${parent.execution_id}`)).body.status).toBe('running');
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${parent.execution_id}`)).body.status).toBe(
+      'running',
+    );
     const local = report(agent, parent, {});
     await post(local);
     const other = await post({ ...local, reasoner_id: 'other', status: 'succeeded' });
     expect(other.status).toBe(409);
-    expect((await call(cp.base, 'GET', `/api/v1/executions/${local.execution_id}`)).body.status).toBe('running');
+    expect((await call(cp.base, 'GET', `/api/v1/executions/${local.execution_id}`)).body.status).toBe(
+      'running',
+    );
   });
 
   it('answers 404 for an unknown node and 400 for missing, malformed, oversized, deep and hostile bodies, storing nothing', async () => {
@@ -210,7 +227,12 @@ describe('POST /api/ui/v1/executions/note', () => {
     await call(cp.base, 'POST', `/api/v1/executions/${id}/logs`, { level: 'info', message: 'before' });
     const answer = await note(
       id,
-      { message: 'exercise half way', tags: ['harness'], timestamp: 1795704222.202, agent_node_id: agent.nodeId },
+      {
+        message: 'exercise half way',
+        tags: ['harness'],
+        timestamp: 1795704222.202,
+        agent_node_id: agent.nodeId,
+      },
       { 'X-Run-ID': parent.run_id, 'X-Workflow-ID': parent.workflow_id },
     );
     expect(answer.status).toBe(201);

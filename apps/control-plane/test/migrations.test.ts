@@ -51,33 +51,48 @@ describe('accepts_webhook as strings', () => {
       registered_at: now,
       updated_at: now,
     });
-    await db('node_instances').insert([row('yes', true), row('no', false), { ...row('none', false), skills: '[]' }]);
+    await db('node_instances').insert([
+      row('yes', true),
+      row('no', false),
+      { ...row('none', false), skills: '[]' },
+    ]);
 
     await migrateLatest(db, controlPlaneMigrations);
-    const after = await db('node_instances').select('node_id', 'accepts_webhook', 'reasoners', 'skills').orderBy('node_id');
+    const after = await db('node_instances')
+      .select('node_id', 'accepts_webhook', 'reasoners', 'skills')
+      .orderBy('node_id');
     expect(after).toEqual([
       {
         node_id: 'no',
         accepts_webhook: 'false',
-        reasoners: [{ id: 'a', tags: [], accepts_webhook: 'false' }, { id: 'b', tags: [] }],
+        reasoners: [
+          { id: 'a', tags: [], accepts_webhook: 'false' },
+          { id: 'b', tags: [] },
+        ],
         skills: [{ id: 's', tags: [], accepts_webhook: 'true' }],
       },
       {
         node_id: 'none',
         accepts_webhook: 'false',
-        reasoners: [{ id: 'a', tags: [], accepts_webhook: 'false' }, { id: 'b', tags: [] }],
+        reasoners: [
+          { id: 'a', tags: [], accepts_webhook: 'false' },
+          { id: 'b', tags: [] },
+        ],
         skills: [],
       },
       {
         node_id: 'yes',
         accepts_webhook: 'true',
-        reasoners: [{ id: 'a', tags: [], accepts_webhook: 'true' }, { id: 'b', tags: [] }],
+        reasoners: [
+          { id: 'a', tags: [], accepts_webhook: 'true' },
+          { id: 'b', tags: [] },
+        ],
         skills: [{ id: 's', tags: [], accepts_webhook: 'false' }],
       },
     ]);
-    await expect(db('node_instances').where({ node_id: 'yes' }).update({ accepts_webhook: 'maybe' })).rejects.toThrow(
-      /node_instances_accepts_webhook_check/,
-    );
+    await expect(
+      db('node_instances').where({ node_id: 'yes' }).update({ accepts_webhook: 'maybe' }),
+    ).rejects.toThrow(/node_instances_accepts_webhook_check/);
     await db('node_instances').where({ node_id: 'none' }).update({ accepts_webhook: 'warn' });
 
     const migration = controlPlaneMigrations.migrations.find((m) => m.name === NAME);

@@ -9,7 +9,6 @@ import { type Config, ConfigError, defaultConfig, loadConfig, STORED_CONFIG_NAME
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { putStoredConfig } from '../src/modules/config-store/index.ts';
 import { CONNECTOR_CAPABILITIES, CONNECTOR_PREFIXES } from '../src/modules/connector/index.ts';
-import { MAX_RESULT_BYTES } from '../src/modules/executions/agent-client.ts';
 import { EXECUTE_BODY_LIMIT, REPORT_LIMIT } from '../src/modules/executions/routes.ts';
 import { attachUpgrades } from '../src/platform/http/upgrade.ts';
 import { silentLogger } from '../src/platform/logger.ts';
@@ -614,9 +613,14 @@ describe('real answers match the document', () => {
     };
     const events = '/api/v1/workflow/executions/events';
     expect((await exercise('POST', events, event)).status).toBe(201);
-    expect((await exercise('POST', events, { ...event, status: 'succeeded', result: { b: 2 } })).status).toBe(200);
+    expect((await exercise('POST', events, { ...event, status: 'succeeded', result: { b: 2 } })).status).toBe(
+      200,
+    );
     expect((await exercise('POST', events, { ...event, status: 'paused' })).status).toBe(400);
-    expect((await exercise('POST', events, { ...event, execution_id: 'local-oas-2', agent_node_id: 'oas-nobody' })).status).toBe(404);
+    expect(
+      (await exercise('POST', events, { ...event, execution_id: 'local-oas-2', agent_node_id: 'oas-nobody' }))
+        .status,
+    ).toBe(404);
     const routed = { ...event, execution_id: parent.body.execution_id };
     expect((await exercise('POST', events, routed)).status).toBe(409);
     expect((await exercise('POST', events, bodyOfSize(REPORT_LIMIT + 1))).status).toBe(413);
@@ -626,7 +630,10 @@ describe('real answers match the document', () => {
     const on = { 'X-Execution-ID': parent.body.execution_id };
     expect((await exercise('POST', note, { message: 'hello' }, { headers: on })).status).toBe(201);
     expect((await exercise('POST', note, { message: '' }, { headers: on })).status).toBe(400);
-    expect((await exercise('POST', note, { message: 'x' }, { headers: { 'X-Execution-ID': 'exec_oas_missing' } })).status).toBe(404);
+    expect(
+      (await exercise('POST', note, { message: 'x' }, { headers: { 'X-Execution-ID': 'exec_oas_missing' } }))
+        .status,
+    ).toBe(404);
     expect((await exercise('POST', note, bodyOfSize(64 * 1024 + 1), { headers: on })).status).toBe(413);
     expect((await exercise('POST', note, { message: 'x' }, { headers: on, key: false })).status).toBe(401);
   });

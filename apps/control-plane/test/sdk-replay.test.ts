@@ -99,7 +99,11 @@ describe.each([
     for (const [recorded, created] of [...ids].sort((a, b) => b[0].length - a[0].length)) {
       text = text.split(recorded).join(created);
     }
-    text = text.split('http://127.0.0.1:8791').join(harness.url).split('http://127.0.0.1:8792').join(peer.url);
+    text = text
+      .split('http://127.0.0.1:8791')
+      .join(harness.url)
+      .split('http://127.0.0.1:8792')
+      .join(peer.url);
     return JSON.parse(text) as T;
   }
 
@@ -148,7 +152,11 @@ describe.each([
       });
       expect(exact.status, await exact.clone().text()).toBe(201);
       const registered = await exact.json();
-      expect(registered.reasoners.every((r: any) => r.accepts_webhook === 'warn')).toBe(true);
+      expect(
+        (registered as { reasoners: Array<{ accepts_webhook: unknown }> }).reasoners.every(
+          (r) => r.accepts_webhook === 'warn',
+        ),
+      ).toBe(true);
       // The same registration pointing at this run's stand-in agent replaces it.
       const again = await send(at);
       expect(again.status).toBe(200);
@@ -191,10 +199,12 @@ describe.each([
     expect(succeeded.body).toMatchObject({ status: 'succeeded', result: { echoed: { message: 'async' } } });
     const failed = await send(index('POST', '/api/v1/executions/exec-a2/status'));
     expect(failed.body).toMatchObject({ status: 'failed', error: 'intentional failure' });
-    expect((await send(index('POST', '/api/v1/executions/exec_a3b2959a8d4c4189/status'))).body).toMatchObject({
-      status: 'succeeded',
-      result: { sum: 42 },
-    });
+    expect((await send(index('POST', '/api/v1/executions/exec_a3b2959a8d4c4189/status'))).body).toMatchObject(
+      {
+        status: 'succeeded',
+        result: { sum: 42 },
+      },
+    );
     const cancelled = await send(index('POST', '/api/v1/executions/exec-c1/status'));
     expect(cancelled.body).toMatchObject({ status: 'cancelled', error: 'cancelled_by_control_plane' });
     // A repeated terminal callback (SDKs retry) changes nothing.
@@ -208,13 +218,23 @@ describe.each([
     const logged = await send(at);
     expect(logged.status).toBe(202);
     const read = await api('GET', `/api/v1/executions/${created.execution_id}/logs`);
-    expect(read.body.entries[0].entry).toMatchObject({ event_type: 'execution.started', reasoner_id: 'echo' });
+    expect(read.body.entries[0].entry).toMatchObject({
+      event_type: 'execution.started',
+      reasoner_id: 'echo',
+    });
   });
 
   it('answers a synchronous call through the control plane with the result the agent reports by callback', async () => {
     const pending = api('POST', '/api/v1/execute/sdk-harness.echo', { input: { message: 'through cp' } });
     const deadline = Date.now() + 15_000;
-    while (!harness.calls.some((c) => c.path === '/reasoners/echo' && !ids.has(c.executionId as string) && ![...ids.values()].includes(c.executionId as string))) {
+    while (
+      !harness.calls.some(
+        (c) =>
+          c.path === '/reasoners/echo' &&
+          !ids.has(c.executionId as string) &&
+          ![...ids.values()].includes(c.executionId as string),
+      )
+    ) {
       if (Date.now() > deadline) throw new Error('the sync call never reached the agent');
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
@@ -224,7 +244,11 @@ describe.each([
     expect(callback.status).toBe(200);
     const answer = await pending;
     expect(answer.status).toBe(200);
-    expect(answer.body).toMatchObject({ execution_id: held, status: 'succeeded', result: { echoed: { message: 'through cp' } } });
+    expect(answer.body).toMatchObject({
+      execution_id: held,
+      status: 'succeeded',
+      result: { echoed: { message: 'through cp' } },
+    });
   });
 
   it('serves everything a running function does: memory, vectors, progress, a note, discovery, calls to another agent and a local call', async () => {
@@ -234,6 +258,12 @@ describe.each([
     });
     ids.set('run_97dc5cfc36ad4ba4', exercise.run_id);
     const memory = (path: string) => send(index('POST', path));
+    if (apiKey) {
+      // What an agent configured with apiKey alone gets: its memory client sends no key.
+      const line = rewrite(RECORDED[index('POST', '/api/v1/memory/set')] as Recorded);
+      const { 'content-type': _type, ...headers } = line.headers;
+      expect((await call(cp.base, 'POST', line.path, line.body, headers)).status).toBe(401);
+    }
     expect((await memory('/api/v1/memory/set')).status).toBe(200);
     expect((await memory('/api/v1/memory/get')).body).toMatchObject({ key: 'harness.k1', data: { n: 1 } });
     const list = await send(index('GET', '/api/v1/memory/list'));
@@ -270,7 +300,9 @@ describe.each([
     expect(done.body.status).toBe('succeeded');
 
     const dag = await api('GET', `/api/v1/workflows/${exercise.workflow_id}/dag`);
-    const children = dag.body.edges.filter((e: any) => e.from === exercise.execution_id).map((e: any) => e.to);
+    const children = dag.body.edges
+      .filter((e: any) => e.from === exercise.execution_id)
+      .map((e: any) => e.to);
     expect(children).toEqual(
       expect.arrayContaining([child.body.execution_id, skill.body.execution_id, local.body.execution_id]),
     );
@@ -284,7 +316,9 @@ describe.each([
     await stand('exec_cb35a023f1db45c1', 'needs_approval');
     const asked = await send(index('POST', /\/request-approval$/));
     expect(asked.status).toBeLessThan(300);
-    expect((await api('GET', `/api/v1/executions/${ids.get('exec_cb35a023f1db45c1')}`)).body.status).toBe('waiting');
+    expect((await api('GET', `/api/v1/executions/${ids.get('exec_cb35a023f1db45c1')}`)).body.status).toBe(
+      'waiting',
+    );
     expect((await send(index('POST', '/api/v1/executions/exec_cb35a023f1db45c1/status'))).body.status).toBe(
       'succeeded',
     );
@@ -310,7 +344,9 @@ describe.each([
   });
 
   it('has replayed every recorded request kind', () => {
-    const kinds = new Set(RECORDED.map((r) => `${r.method} ${r.path.replace(/exec[-_][\w-]+|[0-9a-f-]{36}|sdk-\w+/g, ':id')}`));
+    const kinds = new Set(
+      RECORDED.map((r) => `${r.method} ${r.path.replace(/exec[-_][\w-]+|[0-9a-f-]{36}|sdk-\w+/g, ':id')}`),
+    );
     // Held to the list above: a new kind in the recording must get a test of its own.
     expect([...kinds].sort()).toEqual(
       [

@@ -45,7 +45,7 @@ describe('error catalogue', () => {
     expect(JSON.parse(JSON.stringify(problem))).toEqual(problem);
   });
 
-  it('lets an execution failure carry the agent\'s own 4xx status in both the answer and the document', () => {
+  it("lets an execution failure carry the agent's own 4xx status in both the answer and the document", () => {
     const error = new ProblemError('execution_failed', 'the agent refused the input', { status: 422 });
     expect(error.status).toBe(422);
     expect(error.toProblem('/api/v1/execute/a.b')).toMatchObject({ status: 422, code: 'execution_failed' });

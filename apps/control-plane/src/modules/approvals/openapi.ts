@@ -105,7 +105,7 @@ const AwaiterAnswerSchema = z
     reason: z.string().nullable(),
     execution_status: z.string().meta({
       description:
-        'The execution\'s status after the report: `waiting` while it awaits a child (or its own approval), `running` once it goes on, or the status it ended with.',
+        "The execution's status after the report: `waiting` while it awaits a child (or its own approval), `running` once it goes on, or the status it ended with.",
     }),
     recorded: z.boolean().meta({
       description:

@@ -112,7 +112,12 @@ export function waitingPayload(
   approvalRequestId: string,
   now: Date,
 ): ExecutionWaitingPayload {
-  return { ...base(row, now), status: 'waiting', waiting_for: 'approval', approval_request_id: approvalRequestId };
+  return {
+    ...base(row, now),
+    status: 'waiting',
+    waiting_for: 'approval',
+    approval_request_id: approvalRequestId,
+  };
 }
 
 /** `execution.waiting` of a parent that awaits a paused child. */

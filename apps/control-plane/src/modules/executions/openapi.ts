@@ -6,7 +6,6 @@ import type {
   ZodOpenApiResponsesObject,
 } from 'zod-openapi';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
-import { MAX_RESULT_BYTES } from './agent-client.ts';
 import { LOG_PAGE, MAX_ENTRIES_PER_REQUEST, MAX_LOG_ENTRIES } from './logs.ts';
 import { MAX_DAG_NODES } from './queries.ts';
 import { EXECUTION_STATUSES } from './records.ts';
@@ -513,7 +512,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       description: [
         "Runs the target on a ready instance of its node (chosen by traffic weight) and answers when it has finished, up to the synchronous timeout (`execution_queue.sync_timeout`, 60 s by default). The input is validated against the function's `input_schema` first.",
         '',
-        'Only a `succeeded` execution answers `200`. One that fails answers a problem document with code `execution_failed`: `502` when the agent answered 5xx or reported `failed` through its status callback (or the execution was cancelled meanwhile), and the agent\'s own status when it answered 4xx. The document carries `execution_id`, `run_id`, `workflow_id`, `execution_status`, `error_message` (also as `error`, which SDKs print), `error_details`, `duration_ms` and `finished_at`, and the execution is kept. An agent that cannot be reached or drops the connection is `502 upstream_unavailable`, and one that takes too long `504`. A `webhook` in the body is refused here (it belongs to the async lane).',
+        "Only a `succeeded` execution answers `200`. One that fails answers a problem document with code `execution_failed`: `502` when the agent answered 5xx or reported `failed` through its status callback (or the execution was cancelled meanwhile), and the agent's own status when it answered 4xx. The document carries `execution_id`, `run_id`, `workflow_id`, `execution_status`, `error_message` (also as `error`, which SDKs print), `error_details`, `duration_ms` and `finished_at`, and the execution is kept. An agent that cannot be reached or drops the connection is `502 upstream_unavailable`, and one that takes too long `504`. A `webhook` in the body is refused here (it belongs to the async lane).",
       ].join('\n'),
       requestParams: { path: TargetPath, header: ContextHeaders },
       requestBody: {
@@ -889,7 +888,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       tags: ['Executions'],
       summary: 'An agent reports a function it ran in process (a local call)',
       description:
-        "SDKs run a function of their own agent in process when another of its functions calls it, and report it here: once `running` (with `input_data`), once ended (`succeeded` with `result`, or `failed` with `error`), and `waiting` while it awaits a paused child. The first report creates an execution of lane `local` (`201`, with `Location`) in the workflow, under `parent_execution_id`, so the DAG shows the step; later ones move it (`200`). Reports after its end change nothing, like repeated status callbacks. The agent runs it, so the control plane never calls the agent for it; the reaper ends it like any execution an agent took when that agent goes offline or restarts. `type`, `root_workflow_id` and `parent_workflow_id` are accepted and ignored.",
+        'SDKs run a function of their own agent in process when another of its functions calls it, and report it here: once `running` (with `input_data`), once ended (`succeeded` with `result`, or `failed` with `error`), and `waiting` while it awaits a paused child. The first report creates an execution of lane `local` (`201`, with `Location`) in the workflow, under `parent_execution_id`, so the DAG shows the step; later ones move it (`200`). Reports after its end change nothing, like repeated status callbacks. The agent runs it, so the control plane never calls the agent for it; the reaper ends it like any execution an agent took when that agent goes offline or restarts. `type`, `root_workflow_id` and `parent_workflow_id` are accepted and ignored.',
       requestBody: {
         required: true,
         content: {
@@ -918,16 +917,26 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
         },
         '201': {
           description: 'The first report of this local call: the execution it created.',
-          headers: z.object({ Location: z.string().meta({ description: '`/api/v1/executions/{execution_id}`' }) }),
+          headers: z.object({
+            Location: z.string().meta({ description: '`/api/v1/executions/{execution_id}`' }),
+          }),
           ...json(StatusRecordSchema, { ...running, target: 'hello-agent.math_add', progress: null }),
         },
         ...problems('/api/v1/workflow/executions/events', [
-          ...jsonBodyProblems(REPORT_LIMIT, invalidField('status', 'Invalid option: expected one of "running"|"waiting"|"succeeded"|"failed"')),
+          ...jsonBodyProblems(
+            REPORT_LIMIT,
+            invalidField(
+              'status',
+              'Invalid option: expected one of "running"|"waiting"|"succeeded"|"failed"',
+            ),
+          ),
           {
             code: 'not_found',
             when: 'No node `agent_node_id` is registered.',
             detail: 'No node "hello-agent" is registered.',
-            extensions: { errors: [{ field: 'agent_node_id', message: 'no node with this id is registered' }] },
+            extensions: {
+              errors: [{ field: 'agent_node_id', message: 'no node with this id is registered' }],
+            },
           },
           {
             code: 'conflict',
@@ -979,7 +988,10 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
           }),
         },
         ...problems('/api/ui/v1/executions/note', [
-          ...jsonBodyProblems(NOTE_LIMIT, invalidField('message', 'Too small: expected string to have >=1 characters')),
+          ...jsonBodyProblems(
+            NOTE_LIMIT,
+            invalidField('message', 'Too small: expected string to have >=1 characters'),
+          ),
           {
             code: 'invalid_request',
             when: 'No `X-Execution-ID` header, or one that is not an execution id.',

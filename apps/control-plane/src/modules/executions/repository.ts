@@ -330,9 +330,11 @@ export async function pauseRunning(
     .where({ execution_id: id })
     .where((running) =>
       // A parent awaiting a child is still at work: it may pause for an approval of its own.
-      running.where({ status: 'running' }).orWhere((awaiting) =>
-        awaiting.where({ status: 'waiting' }).whereRaw(`waiting_for->>'type' = 'child'`),
-      ),
+      running
+        .where({ status: 'running' })
+        .orWhere((awaiting) =>
+          awaiting.where({ status: 'waiting' }).whereRaw(`waiting_for->>'type' = 'child'`),
+        ),
     )
     .update({
       status: 'waiting',
@@ -377,7 +379,11 @@ export async function awaitChild(
 }
 
 /** waiting for a child → running, waiting_for cleared. Undefined unless it waited for a child. */
-export async function resumeFromChild(db: Executor, id: string, now: Date): Promise<ExecutionRow | undefined> {
+export async function resumeFromChild(
+  db: Executor,
+  id: string,
+  now: Date,
+): Promise<ExecutionRow | undefined> {
   const [row] = await db(TABLE)
     .where({ execution_id: id, status: 'waiting' })
     .whereRaw(`waiting_for->>'type' = 'child'`)

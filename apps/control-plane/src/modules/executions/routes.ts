@@ -4,8 +4,8 @@ import type { Context } from 'koa';
 import { readCallerContext } from '../../platform/http/context-headers.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import { MAX_RESULT_BYTES } from './agent-client.ts';
-import type { ExecutionLogs } from './logs.ts';
 import type { LocalCalls } from './local-calls.ts';
+import type { ExecutionLogs } from './logs.ts';
 import { entriesOf } from './logs.ts';
 import type { ExecutionQueries } from './queries.ts';
 import { acknowledgement, statusRecord, syncResult } from './records.ts';
@@ -144,7 +144,11 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
       throw new ProblemError(
         'invalid_request',
         'Name the execution the note belongs to in the X-Execution-ID header.',
-        { extensions: { errors: [{ field: 'header x-execution-id', message: id ? 'not an execution id' : 'required' }] } },
+        {
+          extensions: {
+            errors: [{ field: 'header x-execution-id', message: id ? 'not an execution id' : 'required' }],
+          },
+        },
       );
     }
     ctx.status = 201;

@@ -125,7 +125,12 @@ export const LocalCallEventSchema = z
     result: z.unknown().optional(),
     error: nullable(z.string().max(16_384)),
     error_details: z.unknown().optional(),
-    duration_ms: nullable(z.number().min(0).max(366 * 24 * 3_600_000)),
+    duration_ms: nullable(
+      z
+        .number()
+        .min(0)
+        .max(366 * 24 * 3_600_000),
+    ),
   })
   .superRefine(refuseUnstorable);
 export type LocalCallEvent = z.infer<typeof LocalCallEventSchema>;

@@ -213,7 +213,11 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
           endedRow = finished;
           if (answer.kind === 'error') agentStatus = answer.status;
           if (finished && (answer.kind === 'unreachable' || answer.kind === 'lost')) {
-            throw syncFailure('upstream_unavailable', finished, `Execution ${row.execution_id} failed: ${answer.error}.`);
+            throw syncFailure(
+              'upstream_unavailable',
+              finished,
+              `Execution ${row.execution_id} failed: ${answer.error}.`,
+            );
           }
         } else if (answer?.kind === 'accepted') {
           await markAccepted(db, [row.execution_id], new Date(clock.now()));
@@ -248,7 +252,8 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       if (final.status === 'failed' || final.status === 'cancelled') {
         // SDKs return any 2xx body to the caller as the function's result, so a failure must not
         // answer 2xx: the agent's own 4xx passes through (it refused the input), anything else is 502.
-        const status = agentStatus !== undefined && agentStatus >= 400 && agentStatus < 500 ? agentStatus : 502;
+        const status =
+          agentStatus !== undefined && agentStatus >= 400 && agentStatus < 500 ? agentStatus : 502;
         throw syncFailure(
           'execution_failed',
           final,
