@@ -7,9 +7,6 @@
  * substituted. The commands that start or build things (`npm start`, `npm test`) are not run
  * here: tests/scripts/start.test.ts runs what `npm start` runs.
  *
- * It also holds the Node versions the README, CONTRIBUTING and the quick start name to the
- * `engines` of the root package.json, so that they cannot drift apart.
- *
  * Needs `curl` and `bash` on PATH.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -27,8 +24,6 @@ const PAGE = 'content/getting-started/quickstart.md';
 const PAGE_CONTROL_PLANE = 'http://127.0.0.1:8080';
 /** The page's commands to the control plane: raise the count when one is added (and runs here). */
 const CONTROL_PLANE_COMMANDS = 2;
-/** The documents that tell a reader which Node to install. */
-const NODE_DOCS = ['README.md', 'CONTRIBUTING.md', PAGE];
 
 let server: ControlPlaneProcess;
 let database: ThrowawayDatabase;
@@ -73,28 +68,4 @@ describe('the quick start (content/getting-started/quickstart.md)', () => {
     const problems = await runner.runAll(examples, new IdMap());
     expect(problems, server.output()).toEqual([]);
   }, 60_000);
-});
-
-describe('the Node versions README, CONTRIBUTING and the quick start name', () => {
-  const engines: string = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).engines.node;
-  /** `^20.19.0 || ^22.12.0 || >=24.0.0` → the lines with their minimum (20.19, 22.12) and the open end (24). */
-  const ranges = engines.split('||').map((range) => range.trim());
-  const minimums = ranges.flatMap((range) => /^\^(\d+)\.(\d+)\.0$/.exec(range)?.slice(1, 3).join('.') ?? []);
-  const openEnded = ranges.flatMap((range) => /^>=(\d+)\.0\.0$/.exec(range)?.[1] ?? []);
-
-  it('reads every range of engines', () => {
-    expect(minimums.length + openEnded.length).toBe(ranges.length);
-  });
-
-  for (const doc of NODE_DOCS) {
-    it(`${doc} quotes engines and names in words the same versions`, () => {
-      const lines = readFileSync(join(ROOT, doc), 'utf8').split(/\n\s*\n/);
-      const paragraph = lines.find((text) => text.includes(`\`${engines}\``));
-      expect(paragraph, `${doc} quotes \`${engines}\``).toBeDefined();
-      // In words: each minimum as major.minor, each open end as its major; no other version.
-      const words = paragraph!.replace(`\`${engines}\``, '');
-      expect([...new Set(words.match(/\b\d+\.\d+\b/g))].sort()).toEqual([...minimums].sort());
-      for (const major of openEnded) expect(words).toMatch(new RegExp(`\\b${major}\\b`));
-    });
-  }
 });
