@@ -242,7 +242,7 @@ async function register() {
 server.on('error', (error) => {
   if (error.code === 'EADDRINUSE') {
     console.error(
-      `[agent] cannot listen on 127.0.0.1:${PORT}: the port is in use (${NODE_ID} already running?); stop that process or choose another port with AGENT_PORT=<port>`,
+      `[agent] 127.0.0.1:${PORT} is in use (${NODE_ID} still running?): stop it, or choose another port with AGENT_PORT`,
     );
   } else {
     console.error(`[agent] cannot listen on 127.0.0.1:${PORT}: ${error.message}`);

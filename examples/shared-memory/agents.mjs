@@ -201,7 +201,7 @@ async function register() {
 server.on('error', (error) => {
   if (error.code === 'EADDRINUSE') {
     console.error(
-      `[${ROLE}] cannot listen on 127.0.0.1:${PORT}: the port is in use (${ROLE} already running?); stop that process or choose another port with AGENT_PORT=<port>`,
+      `[${ROLE}] 127.0.0.1:${PORT} is in use (${ROLE} still running?): stop it, or choose another port with AGENT_PORT`,
     );
   } else {
     console.error(`[${ROLE}] cannot listen on 127.0.0.1:${PORT}: ${error.message}`);
