@@ -20,8 +20,12 @@ import {
  * - A `curl -N` is a stream left running in another terminal: `startStream` waits for the lines the
  *   page shows before its first event, and `checkStreams` compares everything it printed, once the
  *   commands after it ran, with the ```text block the page shows.
+ * - A `node …` that starts an example agent is left running in another terminal (`startAgent`):
+ *   it must print what the page shows, or, when the page is run again and the first agent still
+ *   holds the port, the one line the page shows for a taken port.
  * - Answers are compared with `shapeDifferences`/`sseDifferences`: same keys, same values, except
- *   timestamps, `measured` numbers and generated ids (paired page id → real id in `ids`).
+ *   timestamps, `measured` numbers, `derived` values (checked by their rule) and generated ids
+ *   (paired page id → real id in `ids`).
  */
 export interface PageRunnerOptions {
   /** The page's path relative to the repository root, for messages. */
