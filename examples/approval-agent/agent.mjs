@@ -8,7 +8,8 @@ import { timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 
 const CONTROL_PLANE_URL = (process.env.CONTROL_PLANE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
-const PORT = Number(process.env.AGENT_PORT ?? 8001);
+// 8004: the tutorials' other agents hold 8001 to 8003 and may still run.
+const PORT = Number(process.env.AGENT_PORT ?? 8004);
 const NODE_ID = process.env.AGENT_ID ?? 'publisher';
 const VERSION = '1.0.0';
 const BASE_URL = process.env.AGENT_BASE_URL ?? `http://127.0.0.1:${PORT}`;
@@ -68,7 +69,9 @@ const DECIDED_KEPT = 10_000;
  */
 async function publishPost(executionId, input) {
   const postId = String(input.post_id);
-  const approvalId = `post-${postId}`;
+  // An approval id is used once (a decided request cannot be asked for again), so it names the
+  // execution too: asking about the same post again, in a new execution, is a new request.
+  const approvalId = `post-${postId}-${executionId}`;
   paused.set(executionId, { postId, title: String(input.title ?? '') });
   await callControlPlane('POST', `/api/v1/agents/${NODE_ID}/executions/${executionId}/request-approval`, {
     approval_request_id: approvalId,
@@ -234,6 +237,18 @@ async function register() {
     }
   }, HEARTBEAT_MS);
 }
+
+// One line, no stack trace, for the usual cause: this agent (or another) still holds the port.
+server.on('error', (error) => {
+  if (error.code === 'EADDRINUSE') {
+    console.error(
+      `[agent] 127.0.0.1:${PORT} is in use (${NODE_ID} still running?): stop it, or choose another port with AGENT_PORT`,
+    );
+  } else {
+    console.error(`[agent] cannot listen on 127.0.0.1:${PORT}: ${error.message}`);
+  }
+  process.exit(1);
+});
 
 server.listen(PORT, '127.0.0.1', () => {
   console.log(`[agent] ${NODE_ID} listening on ${BASE_URL}`);

@@ -18,7 +18,7 @@ const HEARTBEAT_MS = 5_000;
 function summarize(input) {
   const text = String(input.text ?? '').trim();
   const max = Number.isInteger(input.max_sentences) ? input.max_sentences : 2;
-  const sentences = text.match(/[^.!?]+[.!?]*/g)?.map((s) => s.trim()).filter(Boolean) ?? [];
+  const sentences = (text.match(/[^.!?]+[.!?]*/g) ?? []).map((s) => s.trim()).filter(Boolean);
   return { summary: sentences.slice(0, max).join(' '), sentences: sentences.length };
 }
 
@@ -154,7 +154,9 @@ async function register() {
     state = 'ready';
     console.log('[agent] ready');
   } catch (error) {
-    console.error(`[agent] registration failed (${error.message}); retrying in ${REGISTER_RETRY_MS / 1000} s`);
+    console.error(
+      `[agent] registration failed (${error.message}); retrying in ${REGISTER_RETRY_MS / 1000} s`,
+    );
     setTimeout(register, REGISTER_RETRY_MS);
     return;
   }
@@ -168,6 +170,19 @@ async function register() {
     }
   }, HEARTBEAT_MS);
 }
+
+// The usual reason listen fails: the port is held, often by this agent still running in another
+// terminal. One line says so, instead of an unhandled error's stack trace.
+server.on('error', (error) => {
+  if (error.code === 'EADDRINUSE') {
+    console.error(
+      `[agent] 127.0.0.1:${PORT} is in use (${NODE_ID} still running?): stop it, or choose another port with AGENT_PORT`,
+    );
+  } else {
+    console.error(`[agent] cannot listen on 127.0.0.1:${PORT}: ${error.message}`);
+  }
+  process.exit(1);
+});
 
 server.listen(PORT, '127.0.0.1', () => {
   console.log(`[agent] ${NODE_ID} listening on ${BASE_URL}`);

@@ -197,6 +197,18 @@ async function register() {
   }, HEARTBEAT_MS);
 }
 
+// One line, no stack trace, for the usual cause: this agent (or another) still holds the port.
+server.on('error', (error) => {
+  if (error.code === 'EADDRINUSE') {
+    console.error(
+      `[${ROLE}] 127.0.0.1:${PORT} is in use (${ROLE} still running?): stop it, or choose another port with AGENT_PORT`,
+    );
+  } else {
+    console.error(`[${ROLE}] cannot listen on 127.0.0.1:${PORT}: ${error.message}`);
+  }
+  process.exit(1);
+});
+
 server.listen(PORT, '127.0.0.1', () => {
   console.log(`[${ROLE}] listening on ${BASE_URL}`);
   register();

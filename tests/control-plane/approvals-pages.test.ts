@@ -1,14 +1,19 @@
 /**
- * Issue 11: the approvals pages show what runs. Each page's ```bash blocks are run in a real shell,
- * in page order, against a control-plane process of its own (a fresh database) and the example
- * agent of the repository, examples/approval-agent/agent.mjs, started as the pages start it; each
- * answer must have the shape of the ```json (or ```text) block the page shows after the command
+ * The approvals pages show what runs, and a reader can run each of them twice. Each page's
+ * ```bash blocks are run in a real shell, in page order, against a control-plane process of its
+ * own (a fresh database) and the example agent of the repository,
+ * examples/approval-agent/agent.mjs, started as the pages start it; each answer must have the
+ * shape of the ```json (or ```text) block the page shows after the command
  * (tests/support/page-commands.ts: same keys and values, except timestamps, measured durations
  * and ids, which are paired). The agent really pauses: the decision the page posts reaches it on
- * its callback_url, and it reports the result the page shows.
+ * its callback_url, and it reports the result the page shows. Then the page runs again against
+ * the same control plane with the first agent still running: the agent started again must stop
+ * with the one line the page shows for a port that is taken, and every answer must be the page's
+ * again (the second execution asks for an approval id of its own, so its decision is not the
+ * first one's).
  *
  * Substituted: `http://127.0.0.1:8080`, the control plane's default address, becomes the server
- * under test, and `127.0.0.1:8001`, the agent's, a free port (given to it as AGENT_PORT). The API
+ * under test, and `127.0.0.1:8004`, the agent's, a free port (given to it as AGENT_PORT). The API
  * page says its control plane runs with SERVICE_APPROVAL_WEBHOOK_SECRET=my-approval-secret, and
  * so does its server here (its decision is signed with that secret, with openssl).
  *
@@ -26,16 +31,15 @@ import {
   type CommandExample,
   commandExamples,
   IdMap,
-  startShell,
 } from '../support/doc-examples.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
-import { createPageRunner, type PageRunner } from '../support/page-commands.ts';
+import { createPageRunner } from '../support/page-commands.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PAGE_CONTROL_PLANE = 'http://127.0.0.1:8080';
-const PAGE_AGENT = '127.0.0.1:8001';
+const PAGE_AGENT = '127.0.0.1:8004';
 const START_AGENT = 'node examples/approval-agent/agent.mjs';
 const MEASURED = new Set(['duration_ms']);
 
@@ -66,21 +70,46 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
     let database: ThrowawayDatabase;
     let workDir: string;
     let agentPort: number;
-    let agent: BackgroundCommand | undefined;
-    let runner: PageRunner;
+    /** Every agent started; the first run's serves the second run and the tests after it. */
+    const agents: BackgroundCommand[] = [];
     const examples = commandExamples(readFileSync(join(ROOT, page), 'utf8'));
     const localize = (text: string) =>
       text.split(PAGE_CONTROL_PLANE).join(server.url).split(PAGE_AGENT).join(`127.0.0.1:${agentPort}`);
+    const where = (example: CommandExample) => `${page}:${example.command.line}`;
 
-    /** Starts the example agent as the page does (a terminal of its own) and waits for what it shows. */
-    async function startAgent(example: CommandExample): Promise<void> {
-      agent = startShell(example.command.code.trim(), {
-        cwd: ROOT,
-        env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPort) },
-      });
-      expect(example.shown?.lang, runner.where(example)).toBe('text');
-      for (const line of example.shown!.code.split('\n').filter((l) => l.trim() !== '')) {
-        await agent.waitFor(localize(line));
+    /**
+     * Runs every command of the page in order, the agent in a terminal of its own; with
+     * `portTaken`, the agent of an earlier run still holds its port. Returns every problem found.
+     */
+    async function runPage(portTaken: boolean): Promise<string[]> {
+      const runner = createPageRunner({ page, cwd: ROOT, localize, measured: MEASURED });
+      const ids = new IdMap();
+      const agentProblems: string[] = [];
+      const signed: string[] = [];
+      try {
+        const problems = await runner.runAll(examples, ids, async (example, command) => {
+          if (command === START_AGENT) {
+            const started = await runner.startAgent(example, {
+              env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPort) },
+              portTaken,
+            });
+            agents.push(started.agent);
+            agentProblems.push(...started.problems);
+            return true;
+          }
+          // A signed decision: shell variables first, then the curl that sends them.
+          if (/^BODY=/.test(command) && command.includes('\ncurl ')) {
+            signed.push(...(await runner.runCurl(example, ids)));
+            return true;
+          }
+          return false;
+        });
+        // Every page id met a real one: the commands that named them ran with real ids.
+        const unpaired = [...ids.pairs.keys()].filter((shown) => !/^(exec|run)_|^\d+-\d+$/.test(shown));
+        if (unpaired.length > 0) problems.push(`page ids paired with something else: ${unpaired.join(', ')}`);
+        return [...agentProblems, ...problems, ...signed];
+      } finally {
+        await runner.stop();
       }
     }
 
@@ -89,12 +118,10 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
       database = await throwawayDatabase('sy_approvals_pages');
       server = await startControlPlaneProcess({ dir: workDir, databaseUrl: database.url, env });
       agentPort = await freePort();
-      runner = createPageRunner({ page, cwd: ROOT, localize, measured: MEASURED });
     });
 
     afterAll(async () => {
-      await runner?.stop();
-      await agent?.stop();
+      await Promise.all(agents.map((agent) => agent.stop()));
       await server?.stop();
       await database?.drop();
       if (workDir) rmSync(workDir, { recursive: true, force: true });
@@ -102,28 +129,19 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
 
     it(`has ${commands} commands, each followed by the answer it gives`, () => {
       expect(examples).toHaveLength(commands);
-      expect(examples.filter((e) => !e.shown).map((e) => runner.where(e))).toEqual([]);
+      expect(examples.filter((e) => !e.shown).map(where)).toEqual([]);
     });
 
     it('runs every command as the page shows it and gets the answers the page shows', async () => {
-      const ids = new IdMap();
-      const signed: string[] = [];
-      const problems = await runner.runAll(examples, ids, async (example, command) => {
-        if (command === START_AGENT) {
-          await startAgent(example);
-          return true;
-        }
-        // A signed decision: shell variables first, then the curl that sends them.
-        if (/^BODY=/.test(command) && command.includes('\ncurl ')) {
-          signed.push(...(await runner.runCurl(example, ids)));
-          return true;
-        }
-        return false;
-      });
-      problems.push(...signed);
-      expect(problems, `agent:\n${agent?.output()}\ncontrol plane:\n${server.output()}`).toEqual([]);
-      // Every page id met a real one: the commands that named them ran with real ids.
-      expect([...ids.pairs.keys()].every((shown) => /^(exec|run)_|^\d+-\d+$/.test(shown))).toBe(true);
+      const problems = await runPage(false);
+      const output = agents.map((agent) => agent.output()).join('\n');
+      expect(problems, `agent:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
+    }, 120_000);
+
+    it("runs again with the first run's agent still running: the agent started again says in one line that its port is taken, and every answer is the page's", async () => {
+      const problems = await runPage(true);
+      const output = agents.map((agent) => agent.output()).join('\n');
+      expect(problems, `agents:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
     }, 120_000);
 
     it('runs the example agent to the end of the other decisions too', async () => {
@@ -164,14 +182,15 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
         const ack = await post('/api/v1/execute/async/publisher.publish_post', {
           input: { post_id: postId },
         });
-        await eventually(`${postId} waits`, async () => {
+        const waiting = await eventually(`${postId} waits`, async () => {
           const record = (await (
             await fetch(`${server.url}/api/v1/executions/${ack.execution_id}`)
           ).json()) as any;
-          return record.status === 'waiting' ? true : undefined;
+          return record.status === 'waiting' ? record : undefined;
         });
+        expect(waiting.waiting_for.approval_request_id).toBe(`post-${postId}-${ack.execution_id}`);
         const body = JSON.stringify({
-          approval_request_id: `post-${postId}`,
+          approval_request_id: waiting.waiting_for.approval_request_id,
           decision,
           feedback: 'off-brand',
         });
@@ -208,9 +227,10 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
         ).json()) as any;
         return record.status === 'waiting' ? true : undefined;
       });
+      const approvalId = `post-dup-1-${ack.execution_id}`;
       const delivery = JSON.stringify({
         execution_id: ack.execution_id,
-        approval_request_id: 'post-dup-1',
+        approval_request_id: approvalId,
         decision: 'approved',
         feedback: null,
       });
@@ -222,7 +242,8 @@ for (const [page, { commands, env }] of Object.entries(PAGES)) {
         });
       expect((await deliver()).status).toBe(200);
       expect((await deliver()).status).toBe(200);
-      await agent!.waitFor('post-dup-1: repeated delivery of approved, already handled');
+      // The first run's agent holds the port and serves every request (the second one stopped).
+      await agents[0]!.waitFor(`${approvalId}: repeated delivery of approved, already handled`);
       const ended = await eventually('dup-1 ends', async () => {
         const record = (await (
           await fetch(`${server.url}/api/v1/executions/${ack.execution_id}`)

@@ -1,13 +1,16 @@
 /**
- * Issue 10, "done when": an agent can share state with another through memory, exactly as the
- * pages show. The test reads content/getting-started/share-memory.md and runs every ```bash block
- * of it in a real shell, in page order, from the root of the repository (where the page says to
- * run them), against a real control-plane process: the two agents of
+ * An agent can share state with another through memory, exactly as the pages show, and a reader
+ * can run the page twice. The test reads content/getting-started/share-memory.md and runs every
+ * ```bash block of it in a real shell, in page order, from the root of the repository (where the
+ * page says to run them), against a real control-plane process: the two agents of
  * examples/shared-memory/agents.mjs, run unmodified, and every curl. Each answer must have the
  * shape of the ```json or ```text block the page shows after the command, compared as the
  * first-agent tutorial's test compares them (tests/support/doc-examples.ts): the same keys, the
  * same values, except timestamps (any ISO timestamp), measured durations (any number ≥ 0) and
- * generated ids (`exec_…`, `run_…`: each page id stands for one real id of this run).
+ * generated ids (`exec_…`, `run_…`: each page id stands for one real id of each run). Then the
+ * whole page runs again against the same control plane with both agents still running: each
+ * agent started again must stop with the one line the page shows for a port that is taken, and
+ * every answer must be the page's again (its clean-up leaves what the first run needs).
  *
  * What is substituted in the page's commands and answers (nothing else is):
  * - `http://127.0.0.1:8080`, the control plane's default address, becomes the server under test.
@@ -30,15 +33,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
 import {
   type BackgroundCommand,
-  type CommandExample,
   commandExamples,
   fencedBlocks,
   IdMap,
   sseDifferences,
-  startShell,
 } from '../support/doc-examples.ts';
 import { freePort } from '../support/free-port.ts';
-import { createPageRunner, type PageRunner } from '../support/page-commands.ts';
+import { createPageRunner } from '../support/page-commands.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -49,7 +50,7 @@ const EXAMPLE = join(ROOT, 'examples/shared-memory/agents.mjs');
  * The ```bash blocks of the tutorial. A new block must be runnable by this test: raise the count
  * once it is (every block is run by the loop below, which refuses commands it cannot run).
  */
-const TUTORIAL_COMMANDS = 13;
+const TUTORIAL_COMMANDS = 15;
 
 /** Numbers that are measurements, different on every run. */
 const MEASURED = new Set(['duration_ms']);
@@ -63,8 +64,9 @@ let server: ControlPlaneProcess;
 let database: ThrowawayDatabase;
 let workDir: string;
 const agentPorts = {} as Record<Role, number>;
+/** Every agent started; those of the first run keep running until the end. */
 const agents: BackgroundCommand[] = [];
-let runner: PageRunner;
+const PAGE_PATH = TUTORIAL.slice(ROOT.length);
 
 /** The page's addresses replaced by the ones of this run. */
 function localize(text: string): string {
@@ -75,16 +77,37 @@ function localize(text: string): string {
   return out;
 }
 
-/** Starts one of the two agents as the page does, and waits for the lines the page shows. */
-async function startAgent(example: CommandExample, role: Role): Promise<void> {
-  const agent = startShell(example.command.code.trim(), {
-    cwd: ROOT,
-    env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPorts[role]) },
-  });
-  agents.push(agent);
-  expect(example.shown?.lang, runner.where(example)).toBe('text');
-  for (const line of example.shown!.code.split('\n').filter((l) => l.trim() !== '')) {
-    await agent.waitFor(localize(line));
+/**
+ * Runs every command of the page in order, each agent in a terminal of its own; with
+ * `portTaken`, the agents of an earlier run still hold their ports. Returns every problem found.
+ */
+async function runTutorial(portTaken: boolean): Promise<string[]> {
+  const runner = createPageRunner({ page: PAGE_PATH, cwd: ROOT, localize, measured: MEASURED });
+  const ids = new IdMap();
+  const agentProblems: string[] = [];
+  try {
+    const problems = await runner.runAll(
+      commandExamples(readFileSync(TUTORIAL, 'utf8')),
+      ids,
+      async (example, command) => {
+        const start = START_AGENT.exec(command);
+        if (!start) return false;
+        const started = await runner.startAgent(example, {
+          env: { CONTROL_PLANE_URL: server.url, AGENT_PORT: String(agentPorts[start[1] as Role]) },
+          portTaken,
+        });
+        agents.push(started.agent);
+        agentProblems.push(...started.problems);
+        return true;
+      },
+    );
+    // Every page id met a real one: the commands that named them ran with real ids.
+    const unpaired = [...ids.pairs.keys()].filter((shown) => !/^(exec|run)_|^\d+-\d+$/.test(shown));
+    if (unpaired.length > 0) problems.push(`page ids paired with something else: ${unpaired.join(', ')}`);
+    return [...agentProblems, ...problems];
+  } finally {
+    // The reader's Ctrl-C on the stream; the agents keep running.
+    await runner.stop();
   }
 }
 
@@ -99,11 +122,9 @@ beforeAll(async () => {
   server = await startControlPlaneProcess({ dir: workDir, databaseUrl: database.url });
   agentPorts.researcher = await freePort();
   agentPorts.writer = await freePort();
-  runner = createPageRunner({ page: TUTORIAL.slice(ROOT.length), cwd: ROOT, localize, measured: MEASURED });
 });
 
 afterAll(async () => {
-  await runner?.stop();
   await Promise.all(agents.map((command) => command.stop()));
   await server?.stop();
   await database?.drop();
@@ -124,22 +145,19 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
 
   it(`has ${TUTORIAL_COMMANDS} commands, each followed by the answer it gives`, () => {
     expect(examples.map((e) => e.command.line)).toHaveLength(TUTORIAL_COMMANDS);
-    expect(examples.filter((e) => !e.shown).map(runner.where)).toEqual([]);
+    expect(examples.filter((e) => !e.shown).map((e) => `${PAGE_PATH}:${e.command.line}`)).toEqual([]);
   });
 
   it('runs every command as the page shows it and gets the answers the page shows', async () => {
-    const ids = new IdMap();
-    const problems = await runner.runAll(examples, ids, async (example, command) => {
-      const start = START_AGENT.exec(command);
-      if (!start) return false;
-      // A terminal of its own: the agent keeps running while the next commands are typed.
-      await startAgent(example, start[1] as Role);
-      return true;
-    });
+    const problems = await runTutorial(false);
     const output = agents.map((agent) => agent.output()).join('\n');
     expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
-    // Every page id met a real one: the commands that named them ran with real ids.
-    expect([...ids.pairs.keys()].every((shown) => /^(exec|run)_/.test(shown))).toBe(true);
+  }, 180_000);
+
+  it("runs again with the first run's agents still running: each agent started again says in one line that its port is taken, and every answer is the page's", async () => {
+    const problems = await runTutorial(true);
+    const output = agents.map((agent) => agent.output()).join('\n');
+    expect(problems, `agents' output:\n${output}\ncontrol plane:\n${server.output()}`).toEqual([]);
   }, 180_000);
 
   it("records the writer's execution as a child of the researcher's, as the page says", async () => {
@@ -148,10 +166,15 @@ describe('the share-memory tutorial (content/getting-started/share-memory.md)', 
     const dag = (await response.json()) as {
       nodes: Array<{ execution_id: string; parent_execution_id: string | null; target: string }>;
     };
-    const researcher = dag.nodes.find((n) => n.target === 'researcher.collect');
-    const writer = dag.nodes.find((n) => n.target === 'writer.draft');
-    expect(researcher?.parent_execution_id).toBeNull();
-    expect(writer?.parent_execution_id).toBe(researcher?.execution_id);
+    // One researcher and one writer execution for each run of the page.
+    const researchers = dag.nodes.filter((n) => n.target === 'researcher.collect');
+    const writers = dag.nodes.filter((n) => n.target === 'writer.draft');
+    expect(researchers).toHaveLength(2);
+    expect(writers).toHaveLength(2);
+    for (const researcher of researchers) expect(researcher.parent_execution_id).toBeNull();
+    expect(writers.map((w) => w.parent_execution_id).sort()).toEqual(
+      researchers.map((r) => r.execution_id).sort(),
+    );
   });
 
   // Not on the page, but in the example's code: the agents pass X-Session-ID on, so a session's

@@ -4,6 +4,9 @@ import { DEBIAN_INSTALL_TIMEOUT_MS, ensureDebianPackages, isExecutable } from '.
 /** Where Debian's `chromium` package puts the browser; the browser tests use nothing else by default. */
 export const DEBIAN_CHROMIUM = '/usr/bin/chromium';
 
+/** Debian's package the browser tests need (installed with its recommended packages: fonts). */
+export const CHROMIUM_PACKAGES = ['chromium'] as const;
+
 /** How long a first run may take to install Chromium (about 100 MB of packages). */
 export const CHROMIUM_INSTALL_TIMEOUT_MS = DEBIAN_INSTALL_TIMEOUT_MS;
 
@@ -24,7 +27,7 @@ export async function chromiumExecutable(): Promise<string> {
     throw new Error(`CHROMIUM_PATH is ${configured}, which is not an executable file. ${HOW_TO_INSTALL}`);
   }
   await ensureDebianPackages({
-    packages: ['chromium'],
+    packages: CHROMIUM_PACKAGES,
     present: () => isExecutable(DEBIAN_CHROMIUM),
     howToInstall: HOW_TO_INSTALL,
     withRecommends: true,

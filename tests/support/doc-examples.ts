@@ -42,19 +42,26 @@ export interface CommandExample {
   command: FencedBlock;
   /** The first ```json or ```text block after the command and before the next command. */
   shown: FencedBlock | undefined;
+  /**
+   * The ```json and ```text blocks after `shown`, before the next command: what the command prints
+   * in other circumstances the page describes (an agent started while its port is taken).
+   */
+  also: FencedBlock[];
 }
 
-/** Every ```bash block of a page, each paired with the output block that follows it. */
+/** Every ```bash block of a page, each paired with the output blocks that follow it. */
 export function commandExamples(markdown: string): CommandExample[] {
   const blocks = fencedBlocks(markdown);
   const examples: CommandExample[] = [];
   for (const [index, block] of blocks.entries()) {
     if (block.lang !== 'bash') continue;
+    const end = blocks.findIndex((b, i) => i > index && b.lang === 'bash');
+    const outputs = blocks
+      .slice(index + 1, end === -1 ? blocks.length : end)
+      .filter((b) => b.lang === 'json' || b.lang === 'text');
     const next = blocks[index + 1];
-    examples.push({
-      command: block,
-      shown: next && (next.lang === 'json' || next.lang === 'text') ? next : undefined,
-    });
+    const shown = next && (next.lang === 'json' || next.lang === 'text') ? next : undefined;
+    examples.push({ command: block, shown, also: shown ? outputs.slice(1) : [] });
   }
   return examples;
 }
@@ -177,7 +184,18 @@ export interface ShapeRules {
   ids: IdMap;
   /** Applied to every string the page shows before comparing it (host and port substitutions). */
   rewrite?: (text: string) => string;
+  /**
+   * Keys whose values follow a rule from the other fields of their object (a value learned over
+   * time): the check gets both objects and returns what is wrong, or undefined.
+   */
+  derived?: Readonly<Record<string, DerivedCheck>>;
 }
+
+/** Checks one key of a real object against the page's, knowing both whole objects. */
+export type DerivedCheck = (
+  actual: Record<string, unknown>,
+  shown: Record<string, unknown>,
+) => string | undefined;
 
 /**
  * Where `actual` differs from the `shown` JSON of a page, as `path: problem` lines (none when it
@@ -235,6 +253,12 @@ export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRu
   if (extra.length) problems.push(`${path}: has ${extra.join(', ')}, which the page does not show`);
   for (const key of shownKeys) {
     if (!actualKeys.includes(key)) continue;
+    const derived = rules.derived?.[key];
+    if (derived) {
+      const problem = derived(actual as Record<string, unknown>, shown as Record<string, unknown>);
+      if (problem) problems.push(`${path}.${key}: ${problem}`);
+      continue;
+    }
     problems.push(
       ...shapeDifferences(
         (actual as Record<string, unknown>)[key],
@@ -254,6 +278,8 @@ export interface BackgroundCommand {
   stdout(): string;
   /** Resolves once `text` has been printed; rejects if the command exits first or `timeoutMs` passes. */
   waitFor(text: string, timeoutMs?: number): Promise<void>;
+  /** Resolves with the exit code once the command has ended (null when a signal ended it). */
+  exited(): Promise<number | null>;
   /** SIGTERM to its process group (as Ctrl-C reaches a terminal's foreground job), SIGKILL after 5 s. */
   stop(): Promise<void>;
 }
@@ -282,11 +308,11 @@ export function startShell(
     record(chunk);
   });
   child.stderr.setEncoding('utf8').on('data', record);
-  const done = new Promise<void>((resolve) =>
-    child.once('exit', () => {
+  const done = new Promise<number | null>((resolve) =>
+    child.once('exit', (code) => {
       exited = true;
       for (const listener of [...listeners]) listener();
-      resolve();
+      resolve(code);
     }),
   );
   const signal = (name: NodeJS.Signals) => {
@@ -325,6 +351,7 @@ export function startShell(
         check();
       });
     },
+    exited: () => done,
     async stop() {
       if (exited) return;
       signal('SIGTERM');

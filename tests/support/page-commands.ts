@@ -1,6 +1,7 @@
 import {
   type BackgroundCommand,
   type CommandExample,
+  type DerivedCheck,
   type IdMap,
   parseSse,
   runShell,
@@ -19,8 +20,12 @@ import {
  * - A `curl -N` is a stream left running in another terminal: `startStream` waits for the lines the
  *   page shows before its first event, and `checkStreams` compares everything it printed, once the
  *   commands after it ran, with the ```text block the page shows.
+ * - A `node …` that starts an example agent is left running in another terminal (`startAgent`):
+ *   it must print what the page shows, or, when the page is run again and the first agent still
+ *   holds the port, the one line the page shows for a taken port.
  * - Answers are compared with `shapeDifferences`/`sseDifferences`: same keys, same values, except
- *   timestamps, `measured` numbers and generated ids (paired page id → real id in `ids`).
+ *   timestamps, `measured` numbers, `derived` values (checked by their rule) and generated ids
+ *   (paired page id → real id in `ids`).
  */
 export interface PageRunnerOptions {
   /** The page's path relative to the repository root, for messages. */
@@ -31,6 +36,8 @@ export interface PageRunnerOptions {
   localize: (text: string) => string;
   /** Keys whose numbers are measurements (any number ≥ 0 matches). */
   measured?: ReadonlySet<string>;
+  /** Keys whose values follow a rule from the other fields of their object (see ShapeRules). */
+  derived?: Readonly<Record<string, DerivedCheck>>;
   readRetryMs?: number;
   /** How long a stream may take to show the events the page shows. */
   streamWaitMs?: number;
@@ -38,6 +45,7 @@ export interface PageRunnerOptions {
 
 export function createPageRunner(options: PageRunnerOptions) {
   const measured = options.measured ?? new Set<string>();
+  const { derived } = options;
   const readRetryMs = options.readRetryMs ?? 20_000;
   const streamWaitMs = options.streamWaitMs ?? 10_000;
   const { localize } = options;
@@ -72,6 +80,7 @@ export function createPageRunner(options: PageRunnerOptions) {
           const attempt = ids.clone();
           problems = shapeDifferences(answer, JSON.parse(example.shown.code), {
             measured,
+            derived,
             ids: attempt,
             rewrite: localize,
           });
@@ -113,6 +122,7 @@ export function createPageRunner(options: PageRunnerOptions) {
         }
         const found = sseDifferences(curl.stdout(), example.shown!.code, {
           measured,
+          derived,
           ids,
           rewrite: localize,
         });
@@ -145,6 +155,51 @@ export function createPageRunner(options: PageRunnerOptions) {
       }
       problems.push(...(await this.checkStreams(ids)));
       return problems;
+    },
+
+    /**
+     * Starts an example agent as the page does (`node …`, a terminal of its own, left running) and
+     * returns it with the problems found in what it printed. A first run must print the lines the
+     * page shows after the command. With `portTaken` (the page run again while the agent of the
+     * first run still holds its port) it must stop at once with exit code 1 and print exactly one
+     * of the further blocks the page shows after the command: the line that says which port is
+     * taken and how to choose another, with no stack trace.
+     */
+    async startAgent(
+      example: CommandExample,
+      run: { env: NodeJS.ProcessEnv; portTaken: boolean },
+    ): Promise<{ agent: BackgroundCommand; problems: string[] }> {
+      const agent = startShell(example.command.code.trim(), { cwd: options.cwd, env: run.env });
+      const problems: string[] = [];
+      if (example.shown?.lang !== 'text') {
+        problems.push(`${where(example)}: the page shows no \`\`\`text output after it`);
+      } else if (!run.portTaken) {
+        for (const line of example.shown.code.split('\n').filter((l) => l.trim() !== '')) {
+          try {
+            await agent.waitFor(localize(line));
+          } catch (error) {
+            problems.push(`${where(example)}: ${(error as Error).message}`);
+            break;
+          }
+        }
+      } else {
+        const code = await Promise.race([
+          agent.exited(),
+          new Promise<'running'>((done) => setTimeout(() => done('running'), 10_000)),
+        ]);
+        const printed = agent.output().trim();
+        const expected = example.also.filter((b) => b.lang === 'text').map((b) => localize(b.code).trim());
+        if (code !== 1) {
+          problems.push(
+            `${where(example)}: started while its port is taken, it should exit with code 1; it ${code === 'running' ? 'is still running' : `exited with ${code}`}, printing:\n${printed}`,
+          );
+        } else if (!expected.includes(printed)) {
+          problems.push(
+            `${where(example)}: started while its port is taken, it printed:\n${printed}\nbut the page shows ${expected.length === 0 ? 'nothing for that case' : expected.join('\nor\n')}`,
+          );
+        }
+      }
+      return { agent, problems };
     },
 
     /** Ends the streams. */

@@ -4,6 +4,9 @@ import { DEBIAN_INSTALL_TIMEOUT_MS, ensureDebianPackages, isExecutable } from '.
 export const PROMTOOL = '/usr/bin/promtool';
 export const PROMETHEUS = '/usr/bin/prometheus';
 
+/** Debian's package the monitoring test needs: promtool and the Prometheus server. */
+export const PROMETHEUS_PACKAGES = ['prometheus'] as const;
+
 /** apt-get downloads about 25 MB and may first wait for another apt-get to release the dpkg lock. */
 export const PROMETHEUS_INSTALL_TIMEOUT_MS = DEBIAN_INSTALL_TIMEOUT_MS;
 
@@ -17,7 +20,7 @@ export const PROMETHEUS_INSTALL_TIMEOUT_MS = DEBIAN_INSTALL_TIMEOUT_MS;
  */
 export async function ensurePrometheus(): Promise<void> {
   await ensureDebianPackages({
-    packages: ['prometheus'],
+    packages: PROMETHEUS_PACKAGES,
     present: () => isExecutable(PROMTOOL) && isExecutable(PROMETHEUS),
     howToInstall:
       "Install Debian's prometheus package: `sudo apt-get install --no-install-recommends prometheus`.",
