@@ -39,6 +39,7 @@ beforeAll(async () => {
     distDir,
     db: database.db,
     rateLimit: 100_000,
+    pageRateLimit: 100_000,
     // The server logs JSON lines; its error lines are what this test must not see.
     logger: createLogger('error', { write: (line: string) => void serverErrors.push(JSON.parse(line)) }),
   });

@@ -114,6 +114,7 @@ async function startFrontServer(port: number, env: Record<string, string> = {}):
       DOCS_PORT: String(port),
       SWITCHYARD_DATA_DIR: dataDir,
       DOCS_RATE_LIMIT: '1000000',
+      DOCS_PAGE_RATE_LIMIT: '1000000',
       DOCS_LOG_LEVEL: 'warn',
       ...env,
     },

@@ -19,7 +19,7 @@ describe('documentation pages and static files', () => {
     request(`${server.url}${urlPath}`, { method, headers: accept === undefined ? {} : { Accept: accept } });
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();
