@@ -407,6 +407,23 @@ describe('docs-static.conf answers as the front server does', () => {
     await compareTable(missing.flatMap((path) => ACCEPTS.map((accept) => ({ path, accept }))));
   });
 
+  it('leads /docs to the home page in one redirect, as the front server does', async () => {
+    const rows = ['/docs', '/docs/', '/docs//', '/docs?a=b&c=d', '/docs/?x=1'].flatMap((path) =>
+      [undefined, 'text/markdown', 'application/json'].map((accept) => ({ path, accept })),
+    );
+    await compareTable(rows);
+    for (const [path, location] of [
+      ['/docs', '/'],
+      ['/docs/', '/'],
+      ['/docs/?x=1', '/?x=1'],
+    ]) {
+      const answer = await send(server.port, path!);
+      expect(answer.status, path).toBe(301);
+      expect(answer.headers.location, path).toBe(location);
+    }
+    await compareTable(['/docs', '/docs/'].map((path) => ({ path, method: 'POST' })));
+  });
+
   it('answers other methods with 405 and Allow on what exists, 404 elsewhere', async () => {
     const rows = ['/docs/api/nodes', '/llms.txt', '/', '/nope', '/docs/api/nodes/'].flatMap((path) =>
       ['POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH'].map((method) => ({ path, method })),
