@@ -224,6 +224,7 @@ function startServer(distDir) {
         DOCS_DIST_DIR: distDir,
         DOCS_PORT: '0',
         DOCS_RATE_LIMIT: '100000000',
+        DOCS_PAGE_RATE_LIMIT: '100000000',
         SHARES_ENABLED: 'false',
       },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -135,6 +135,7 @@ try {
     DOCS_DIST_DIR: distDir,
     DOCS_PORT: '0',
     DOCS_RATE_LIMIT: '100000000',
+    DOCS_PAGE_RATE_LIMIT: '100000000',
     SHARES_ENABLED: 'false',
     // What `npm start` runs in production: JSON logs at the default level.
     NODE_ENV: 'production',

@@ -39,6 +39,7 @@ beforeAll(async () => {
     distDir,
     db: database.db,
     rateLimit: 100_000,
+    pageRateLimit: 100_000,
     // The server logs JSON lines; its error lines are what this test must not see.
     logger: createLogger('error', { write: (line: string) => void serverErrors.push(JSON.parse(line)) }),
   });
@@ -223,5 +224,148 @@ describe('documentation site in Chromium', () => {
     await closePage(page, [
       `console error: Failed to load resource: the server responded with a status of 404 (Not Found) (${site.url}/docs/no-such-page)`,
     ]);
+  });
+
+  it('opens the navigation drawer from the home page at phone width, and keeps it out of the desktop home page', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage({
+        viewport: { width: 390, height: 844 },
+        isMobile: true,
+        hasTouch: true,
+        colorScheme,
+      });
+      await page.goto(`${site.url}/`);
+      const menu = page.locator('.menu-button');
+      await expect(menu.isVisible()).resolves.toBe(true);
+      await expect(menu.getAttribute('aria-label')).resolves.toBe('Open navigation');
+      await page.screenshot({ path: path.join(screenshots, `mobile-home-${colorScheme}.png`) });
+      await menu.click();
+      const target = pages[1]!;
+      const link = page.locator(`#sidebar a[href="${target.path}"]`);
+      await link.waitFor({ state: 'visible' });
+      await expect(menu.getAttribute('aria-expanded')).resolves.toBe('true');
+      await page.screenshot({
+        path: path.join(screenshots, `mobile-home-navigation-${colorScheme}.png`),
+        animations: 'disabled',
+      });
+      await link.click();
+      await page.waitForURL(`${site.url}${target.path}`);
+      await expect(page.locator('main h1').textContent()).resolves.toBe(target.title);
+      await closePage(page);
+    }
+    const desktop = await newPage();
+    await desktop.goto(`${site.url}/`);
+    // The home page lists every page itself on a wide screen: no menu button, no drawer.
+    await expect(desktop.locator('.menu-button').isVisible()).resolves.toBe(false);
+    await expect(desktop.locator('#sidebar').isVisible()).resolves.toBe(false);
+    await closePage(desktop);
+  });
+
+  it('never scrolls the page sideways at phone width: wide tables and code blocks scroll inside their own box', async () => {
+    // The home page, pages with long endpoint paths, wide tables (settings) and the approvals diagram.
+    const paths = [
+      '/',
+      '/docs/api/nodes',
+      '/docs/api/approvals',
+      '/docs/concepts/approvals',
+      '/docs/reference/settings',
+    ];
+    for (const sitePath of paths)
+      expect(sitePath === '/' || pages.some((p) => p.path === sitePath), sitePath).toBe(true);
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage({
+        viewport: { width: 390, height: 844 },
+        isMobile: true,
+        hasTouch: true,
+        colorScheme,
+      });
+      for (const sitePath of paths) {
+        await page.goto(`${site.url}${sitePath}`);
+        const layout = await page.evaluate(() => {
+          const column = document.querySelector('.prose')!.getBoundingClientRect();
+          const boxes = Array.from(document.querySelectorAll<HTMLElement>('.prose pre, .prose table')).map(
+            (box) => ({
+              what: `${box.tagName.toLowerCase()} ${box.textContent!.trim().slice(0, 40)}`,
+              beyondColumn: box.getBoundingClientRect().right > column.right + 0.5,
+              clipped:
+                box.scrollWidth > box.clientWidth &&
+                !['auto', 'scroll'].includes(getComputedStyle(box).overflowX),
+            }),
+          );
+          return {
+            pageWidth: Math.max(document.documentElement.scrollWidth, document.body.scrollWidth),
+            viewport: window.innerWidth,
+            misfits: boxes.filter((box) => box.beyondColumn || box.clipped).map((box) => box.what),
+          };
+        });
+        expect(layout.pageWidth, sitePath).toBeLessThanOrEqual(layout.viewport);
+        expect(layout.misfits, sitePath).toEqual([]);
+      }
+      await page.goto(`${site.url}/docs/reference/settings`);
+      await page.screenshot({ path: path.join(screenshots, `mobile-wide-table-${colorScheme}.png`) });
+      await closePage(page);
+    }
+  });
+
+  it('wraps long endpoint headings in the table of contents instead of cutting them off', async () => {
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const page = await newPage({ colorScheme });
+      for (const sitePath of ['/docs/api/approvals', '/docs/api/nodes']) {
+        await page.goto(`${site.url}${sitePath}`);
+        const links = await page.locator('.toc-link').evaluateAll((all) =>
+          all.map((link) => ({
+            text: link.textContent!.trim(),
+            clipped: link.scrollWidth > link.clientWidth,
+            visible: link.getBoundingClientRect().right <= document.documentElement.clientWidth,
+          })),
+        );
+        // The headings that were cut: an endpoint path longer than the column is wide.
+        expect(
+          links.some((link) => link.text.length > 40),
+          sitePath,
+        ).toBe(true);
+        expect(
+          links.filter((link) => link.clipped || !link.visible),
+          sitePath,
+        ).toEqual([]);
+      }
+      await page.goto(`${site.url}/docs/api/approvals`);
+      await page.screenshot({ path: path.join(screenshots, `toc-long-headings-${colorScheme}.png`) });
+      await closePage(page);
+    }
+  });
+
+  it('fits the approvals diagram in its column on a desktop and lets it scroll in its box on a phone', async () => {
+    const diagram = (page: Page) =>
+      page
+        .locator('.prose pre')
+        .first()
+        .evaluate((pre) => {
+          const column = pre.closest('.prose')!.getBoundingClientRect();
+          return {
+            text: pre.textContent!,
+            withinColumn: pre.getBoundingClientRect().right <= column.right + 0.5,
+            fits: pre.scrollWidth <= pre.clientWidth,
+            scrolls: ['auto', 'scroll'].includes(getComputedStyle(pre).overflowX),
+          };
+        });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const desktop = await newPage({ colorScheme });
+      await desktop.goto(`${site.url}/docs/concepts/approvals`);
+      const wide = await diagram(desktop);
+      expect(wide.text).toContain('request-approval');
+      // On a desktop the whole diagram shows: none of it is hidden past the edge of its box.
+      expect(wide).toMatchObject({ withinColumn: true, fits: true });
+      await desktop.locator('.prose pre').first().scrollIntoViewIfNeeded();
+      await desktop.screenshot({ path: path.join(screenshots, `approvals-diagram-${colorScheme}.png`) });
+      await closePage(desktop);
+
+      const phone = await newPage({ viewport: { width: 390, height: 844 }, isMobile: true, colorScheme });
+      await phone.goto(`${site.url}/docs/concepts/approvals`);
+      expect(await diagram(phone)).toMatchObject({ withinColumn: true, scrolls: true });
+      await phone.locator('.prose pre').first().scrollIntoViewIfNeeded();
+      await phone.screenshot({ path: path.join(screenshots, `mobile-approvals-diagram-${colorScheme}.png`) });
+      await closePage(phone);
+    }
   });
 });

@@ -114,6 +114,7 @@ async function startFrontServer(port: number, env: Record<string, string> = {}):
       DOCS_PORT: String(port),
       SWITCHYARD_DATA_DIR: dataDir,
       DOCS_RATE_LIMIT: '1000000',
+      DOCS_PAGE_RATE_LIMIT: '1000000',
       DOCS_LOG_LEVEL: 'warn',
       ...env,
     },
@@ -404,6 +405,23 @@ describe('docs-static.conf answers as the front server does', () => {
       `the same ${ACCEPTS.length} headers on ${missing.length} missing or odd paths`,
     );
     await compareTable(missing.flatMap((path) => ACCEPTS.map((accept) => ({ path, accept }))));
+  });
+
+  it('leads /docs to the home page in one redirect, as the front server does', async () => {
+    const rows = ['/docs', '/docs/', '/docs//', '/docs?a=b&c=d', '/docs/?x=1'].flatMap((path) =>
+      [undefined, 'text/markdown', 'application/json'].map((accept) => ({ path, accept })),
+    );
+    await compareTable(rows);
+    for (const [path, location] of [
+      ['/docs', '/'],
+      ['/docs/', '/'],
+      ['/docs/?x=1', '/?x=1'],
+    ]) {
+      const answer = await send(server.port, path!);
+      expect(answer.status, path).toBe(301);
+      expect(answer.headers.location, path).toBe(location);
+    }
+    await compareTable(['/docs', '/docs/'].map((path) => ({ path, method: 'POST' })));
   });
 
   it('answers other methods with 405 and Allow on what exists, 404 elsewhere', async () => {

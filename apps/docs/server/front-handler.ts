@@ -7,7 +7,7 @@ import { clientAddress } from './http/client-address.ts';
 import { budgetHeaderList, deprecationPolicyLink } from './http/common-headers.ts';
 import { chooseEncoding } from './http/compression.ts';
 import { type Logger, markFailed, trackRequest } from './http/logger.ts';
-import type { RateLimiter, RateLimitState } from './http/rate-limiter.ts';
+import type { BudgetName, RateLimiter, RateLimitState } from './http/rate-limiter.ts';
 import { ClientAbortError } from './http/request-body.ts';
 import { originForm } from './http/request-target.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
@@ -24,7 +24,8 @@ export interface FrontHandlerDeps {
   files: StaticSite;
   /** Public base URL of the site, without a trailing slash. */
   site: string;
-  limiter: RateLimiter;
+  /** The API's budget (`/api/`) and the pages' (everything else), per client address. */
+  limiters: Record<BudgetName, RateLimiter>;
   trustedProxyHops: number;
   api: ApiRouter;
   sharePages: SharePages;
@@ -56,13 +57,19 @@ const REPRESENTATION_HEADERS = [
 ];
 
 /**
- * Fingerprinted build assets and Pagefind's fragments do not spend the budget: one page view
- * loads several of them, and a reader typing into the search box fetches dozens. They still
+ * Fingerprinted build assets and Pagefind's fragments do not spend the pages' budget: one page
+ * view loads several of them, and a reader typing into the search box fetches dozens. They still
  * carry the RateLimit headers, with the client's current numbers.
  */
 function spendsBudget(pathname: string): boolean {
   return !pathname.startsWith('/_astro/') && !pathname.startsWith('/pagefind/');
 }
+
+/** How a 429 names the budget that was spent, so a client knows which of its requests to slow. */
+const BUDGET_DESCRIPTIONS: Record<BudgetName, string> = {
+  api: 'API budget (requests to /api/)',
+  pages: 'page budget (pages, markdown, llms files, manifests and permalinks: everything outside /api/)',
+};
 
 interface Target {
   pathname: string;
@@ -220,10 +227,17 @@ export function createFrontHandler(
     });
   }
 
+  /** The budget a path is counted against: the API's for the API, the pages' for the rest. */
+  function limiterOf(pathname: string): RateLimiter {
+    return deps.api.owns(pathname) ? deps.limiters.api : deps.limiters.pages;
+  }
+
   /** The request's budget: counted, or only read for what does not spend it. */
   function budgetOf(req: IncomingMessage, target: Target | undefined): Promise<RateLimitState> {
     const client = clientAddress(req, deps.trustedProxyHops);
-    return spendsBudget(target?.pathname ?? '') ? deps.limiter.take(client) : deps.limiter.peek(client);
+    const pathname = target?.pathname ?? '';
+    const limiter = limiterOf(pathname);
+    return spendsBudget(pathname) ? limiter.take(client) : limiter.peek(client);
   }
 
   function prepare(
@@ -261,7 +275,8 @@ export function createFrontHandler(
       req.resume();
       throw new ProblemError(
         'rate_limited',
-        `The budget of ${budget.limit} requests per ${budget.windowSeconds} seconds is spent for this client.`,
+        `The ${BUDGET_DESCRIPTIONS[budget.budget]} of ${budget.limit} requests per ${budget.windowSeconds} seconds is spent for this client.`,
+        { extensions: { budget: budget.budget } },
       );
     }
     if (!target) {
@@ -345,7 +360,7 @@ export function createFrontHandler(
       // The limiters do not reject (the shared one falls back to counting in memory); should one
       // ever, the request is answered as any unexpected failure is, never left hanging.
       (error: unknown) => {
-        const budget = deps.limiter.lastKnown(clientAddress(req, deps.trustedProxyHops));
+        const budget = limiterOf(target?.pathname ?? '').lastKnown(clientAddress(req, deps.trustedProxyHops));
         req.resume();
         fail(prepare(req, res, requestId, target, budget), error);
       },

@@ -17,7 +17,7 @@ import { loadAstroRenderer } from './http/astro-renderer.ts';
 import { peerAddress } from './http/client-address.ts';
 import { budgetHeaders, deprecationPolicyLink } from './http/common-headers.ts';
 import { createLogger, type Logger } from './http/logger.ts';
-import { createRateLimiter } from './http/rate-limiter.ts';
+import { type BudgetName, createRateLimiter } from './http/rate-limiter.ts';
 import { originForm } from './http/request-target.ts';
 import { createSharedRateLimiter } from './http/shared-rate-limiter.ts';
 import { createStaticSite } from './http/static-files.ts';
@@ -159,27 +159,34 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     getDocumentationPage: pageHandler({ index: searchIndex, clientDir }),
     createRunShare: shares.publish,
   });
-  const budget = {
-    limit: settings.rateLimit,
-    windowSeconds: settings.rateWindowSeconds,
-    ...(options.now ? { now: options.now } : {}),
-  };
-  // On PostgreSQL every replica counts in the same rows, so the budget per address holds however
+  // On PostgreSQL every replica counts in the same rows, so the budgets per address hold however
   // many serve the site; the embedded database belongs to one process, which counts in memory.
   const sharedBudget = db !== undefined && databaseKind(db) === 'postgres';
-  const limiter = sharedBudget
-    ? createSharedRateLimiter({
-        ...budget,
-        db: db!,
-        logger,
-        ...(options.rateLimitStoreTimeoutMs ? { timeoutMs: options.rateLimitStoreTimeoutMs } : {}),
-      })
-    : createRateLimiter(budget);
+  const budgetLimiter = (budget: BudgetName, limit: number) => {
+    const budgetOptions = {
+      budget,
+      limit,
+      windowSeconds: settings.rateWindowSeconds,
+      ...(options.now ? { now: options.now } : {}),
+    };
+    return sharedBudget
+      ? createSharedRateLimiter({
+          ...budgetOptions,
+          db: db!,
+          logger,
+          ...(options.rateLimitStoreTimeoutMs ? { timeoutMs: options.rateLimitStoreTimeoutMs } : {}),
+        })
+      : createRateLimiter(budgetOptions);
+  };
+  const limiters = {
+    api: budgetLimiter('api', settings.rateLimit),
+    pages: budgetLimiter('pages', settings.pageRateLimit),
+  };
   let draining = false;
   const handler = createFrontHandler({
     files,
     site,
-    limiter,
+    limiters,
     trustedProxyHops: settings.trustedProxyHops,
     api,
     sharePages: shares.pages,
@@ -212,13 +219,14 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
   const deprecationLink = deprecationPolicyLink(site, DEPRECATION_POLICY_PATH);
   // The headers of every response (spec §4) for answers written straight to a socket; the budget
   // is as this process last saw it (nothing can be awaited there), keyed on the socket's peer,
-  // because there are no parsed headers to read a forwarded address from.
+  // because there are no parsed headers to read a forwarded address from. No path could be read
+  // either, so it is the pages' budget: what is not a call to the API.
   const socketHeaders = (socket: Socket) => ({
     'X-Request-ID': randomUUID(),
     'X-API-Version': API_VERSION,
     'X-Content-Type-Options': 'nosniff',
     Link: deprecationLink,
-    ...budgetHeaders(limiter.lastKnown(peerAddress(socket))),
+    ...budgetHeaders(limiters.pages.lastKnown(peerAddress(socket))),
   });
   // CONNECT: without a listener Node destroys the socket without answering.
   server.on(
@@ -272,7 +280,7 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
       }
       server.closeAllConnections();
       await closed;
-      await limiter.close();
+      await Promise.all([limiters.api.close(), limiters.pages.close()]);
       if (ownDb) {
         await ownDb.destroy();
         logger.info('database closed');

@@ -167,14 +167,23 @@ export const SETTINGS = [
     env: 'DOCS_RATE_LIMIT',
     schema: integerSetting(1, 100_000_000),
     default: '120',
-    description: 'Requests per client address and window (raised by the benchmark).',
+    description:
+      'Requests to the site API (`/api/`) per client address and window (raised by the benchmarks).',
+  }),
+  declare({
+    key: 'pageRateLimit',
+    env: 'DOCS_PAGE_RATE_LIMIT',
+    schema: integerSetting(1, 100_000_000),
+    default: '1200',
+    description:
+      'Requests for everything else (pages, `.md` variants, llms files, manifests, share permalinks, 404s) per client address and window: a budget of their own, so that reading the site never spends the API budget. Files under `/_astro/` and `/pagefind/` spend neither.',
   }),
   declare({
     key: 'rateWindowSeconds',
     env: 'DOCS_RATE_WINDOW_SECONDS',
     schema: integerSetting(1, 86_400),
     default: '60',
-    description: 'Length of the rate-limit window in seconds.',
+    description: "Length of the window of both request budgets (the API's and the pages'), in seconds.",
   }),
   declare({
     key: 'trustedProxyHops',

@@ -152,6 +152,68 @@ describe('checkContent', () => {
     ]);
   });
 
+  it('reports a closing fence with text after it, which leaves the block open over what follows', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        [
+          '```json',
+          '{ "a": 1 }',
+          '``` Unknown fields are ignored.',
+          '',
+          '```bash',
+          'curl http://127.0.0.1:8080',
+          '```',
+        ].join('\n'),
+      ),
+      // The next example's opening fence, written where the previous block should have closed.
+      'b.md': page('B', ['~~~text', 'one', '~~~~ yaml', 'two: 2', '~~~'].join('\n')),
+    });
+    expect(problems).toEqual([
+      'a.md:11: this fence has text after it ("Unknown fields are ignored."), so it does not close the code block opened at line 9, which runs on over what follows: put the fence alone on its line and the text on the next',
+      'b.md:11: this fence has text after it ("yaml"), so it does not close the code block opened at line 9, which runs on over what follows: put the fence alone on its line and the text on the next',
+    ]);
+  });
+
+  it('accepts fences that cannot close the block they are in: shorter, of the other character, or in a list or quote', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        [
+          '````markdown',
+          '```bash',
+          'npm start',
+          '```',
+          '````',
+          '',
+          '~~~markdown',
+          '```yaml',
+          'a: 1',
+          '```',
+          '~~~',
+          '',
+          '- Step:',
+          '',
+          '  ```bash',
+          '  npm test',
+          '  ```',
+          '',
+          '> ```json',
+          '> {}',
+          '> ```',
+          '',
+          '    ``` indented code, not a fence',
+        ].join('\n'),
+      ),
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('finds no fence in the documentation corpus that leaves a code block open', () => {
+    const fences = checkContent(contentDir()).filter((problem) => /fence/.test(problem.message));
+    expect(fences).toEqual([]);
+  });
+
   it('finds no broken table in the documentation corpus', () => {
     const tables = checkContent(contentDir()).filter((problem) => /table/.test(problem.message));
     expect(tables).toEqual([]);

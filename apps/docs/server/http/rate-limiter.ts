@@ -1,5 +1,15 @@
+/**
+ * The two budgets of a client address: the site API's (`/api/`), and a far larger one for
+ * everything else the site serves (pages, their markdown, llms files, manifests, permalinks,
+ * files). A link check or a team behind one NAT reads pages by the hundred, which must not
+ * spend what agents calling the API are promised.
+ */
+export type BudgetName = 'api' | 'pages';
+
 /** The budget state a response publishes in its RateLimit-* headers. */
 export interface RateLimitState {
+  /** Which budget the request was counted against (named in a 429's problem document). */
+  budget: BudgetName;
   allowed: boolean;
   limit: number;
   remaining: number;
@@ -9,7 +19,7 @@ export interface RateLimitState {
 }
 
 /**
- * The request budget per client address. `take` and `peek` are asynchronous because the shared
+ * One request budget per client address. `take` and `peek` are asynchronous because the shared
  * limiter (shared-rate-limiter.ts) asks the database; the in-memory one answers at once.
  */
 export interface RateLimiter {
@@ -27,6 +37,7 @@ export interface RateLimiter {
 }
 
 export interface RateLimitOptions {
+  budget: BudgetName;
   limit: number;
   windowSeconds: number;
   /** Milliseconds since the epoch; tests move it instead of sleeping. */
@@ -49,6 +60,7 @@ export class FixedWindows {
   private lastSweep: number | undefined;
 
   constructor(
+    readonly budget: BudgetName,
     readonly limit: number,
     readonly windowSeconds: number,
   ) {
@@ -94,6 +106,7 @@ export class FixedWindows {
   state(startedAt: number, count: number, at: number): RateLimitState {
     const resetMs = startedAt + this.windowMs - at;
     return {
+      budget: this.budget,
       allowed: count <= this.limit,
       limit: this.limit,
       remaining: Math.max(0, this.limit - count),
@@ -126,7 +139,7 @@ export class FixedWindows {
  */
 export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const now = options.now ?? Date.now;
-  const windows = new FixedWindows(options.limit, options.windowSeconds);
+  const windows = new FixedWindows(options.budget, options.limit, options.windowSeconds);
   return {
     take: async (client) => windows.take(client, now()),
     peek: async (client) => windows.peek(client, now()),

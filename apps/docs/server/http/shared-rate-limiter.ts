@@ -12,7 +12,7 @@ const TABLE = 'docs_rate_windows';
 
 /**
  * One statement per batch of counted requests (see `flush`): the requests of each client in the
- * batch ($1: clients, $4: how many requests each) are added to its row. A client without a row
+ * batch ($1: clients, $4: how many requests each) are added to its row of the budget ($5). A client without a row
  * gets a window opened now; a row whose window ended (started at or before the cutoff $3) starts
  * over the same way; any other row adds them to its count. PostgreSQL runs
  * `insert … on conflict do update` under each row's lock, so what replicas send for one client
@@ -25,9 +25,9 @@ const TABLE = 'docs_rate_windows';
  */
 const COUNT: Statement = {
   name: 'docs_rate_windows_count',
-  text: `insert into ${TABLE} as w (client, window_start, count)
-select client, $2, n from unnest($1::text[], $4::int[]) as batch(client, n) order by client
-on conflict (client) do update set
+  text: `insert into ${TABLE} as w (budget, client, window_start, count)
+select $5, client, $2, n from unnest($1::text[], $4::int[]) as batch(client, n) order by client
+on conflict (budget, client) do update set
   window_start = case when w.window_start <= $3 then excluded.window_start else w.window_start end,
   count = case when w.window_start <= $3 then excluded.count else least(w.count + excluded.count, 2000000000) end
 returning client, window_start, count`,
@@ -35,11 +35,11 @@ returning client, window_start, count`,
 
 const PEEK: Statement = {
   name: 'docs_rate_windows_peek',
-  text: `select window_start, count from ${TABLE} where client = $1`,
+  text: `select window_start, count from ${TABLE} where client = $1 and budget = $2`,
 };
 
 /**
- * Deletes up to `limit` ended windows. The cutoff is checked again on the row being deleted (not
+ * Deletes up to `limit` ended windows of one budget ($3; the other's windows may be longer). The cutoff is checked again on the row being deleted (not
  * only in the subquery), so a window a request re-opened meanwhile is kept. The rows are locked
  * first, skipping those a count holds: a sweep that waited on them would lock its rows in
  * window-start order while a count locks its own in client order, and a batch that re-opens two
@@ -47,8 +47,8 @@ const PEEK: Statement = {
  */
 const SWEEP: Statement = {
   name: 'docs_rate_windows_sweep',
-  text: `delete from ${TABLE} where window_start <= $1 and client in
-  (select client from ${TABLE} where window_start <= $1 limit $2 for update skip locked)`,
+  text: `delete from ${TABLE} where budget = $3 and window_start <= $1 and client in
+  (select client from ${TABLE} where budget = $3 and window_start <= $1 limit $2 for update skip locked)`,
 };
 
 interface WindowRow {
@@ -161,8 +161,8 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
 }
 
 /**
- * The request budget shared by every docs replica on one PostgreSQL database: one row per client
- * address (window start, count) in `docs_rate_windows`, counted by one atomic upsert per batch of
+ * A request budget shared by every docs replica on one PostgreSQL database: one row per budget and
+ * client address (window start, count) in `docs_rate_windows`, counted by one atomic upsert per batch of
  * requests: the requests that arrive while the previous statement makes its round trip.
  *
  * Why not rate-limiter-flexible's RateLimiterPostgres, which does a similar upsert: it creates its
@@ -186,7 +186,7 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * database does not cost every request a failed attempt.
  */
 export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLimiter {
-  const { db, logger, limit, windowSeconds } = options;
+  const { db, logger, budget, limit, windowSeconds } = options;
   const now = options.now ?? Date.now;
   const windowMs = windowSeconds * 1000;
   const timeoutMs = options.timeoutMs ?? 500;
@@ -194,7 +194,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   const sweepBatches = options.sweepBatches ?? 20;
   // The rows as this process last read them. During an outage requests are counted on in here,
   // so a client that had spent its budget (as far as this replica saw) stays refused.
-  const seen = new FixedWindows(limit, windowSeconds);
+  const seen = new FixedWindows(budget, limit, windowSeconds);
 
   let outage: { since: number; retryAt: number; countedInMemory: number } | undefined;
   let lastSweep = now();
@@ -211,7 +211,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   function failed(error: unknown, at: number, operation: string): void {
     if (!outage) {
       logger.warn(
-        { err: error, operation },
+        { err: error, operation, budget },
         'rate limit store unavailable: counting requests in this process until the database answers again (each replica counts on its own meanwhile)',
       );
       outage = { since: at, retryAt: at + 1000, countedInMemory: 0 };
@@ -223,7 +223,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   function recovered(at: number): void {
     if (!outage) return;
     logger.info(
-      { countedInMemory: outage.countedInMemory, outageMs: at - outage.since },
+      { countedInMemory: outage.countedInMemory, outageMs: at - outage.since, budget },
       'rate limit store answers again: the budget is shared across replicas again',
     );
     outage = undefined;
@@ -244,13 +244,13 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
       for (let batch = 0; batch < sweepBatches && !closed; batch++) {
         // The wait of a request does not apply: nobody waits on a sweep, but a shutdown, which
         // cancels it instead (the ended windows are deleted by the next sweep, on any replica).
-        const deleted = await runStatement(db, SWEEP, [cutoff, sweepBatch], 30_000, closing.signal);
+        const deleted = await runStatement(db, SWEEP, [cutoff, sweepBatch, budget], 30_000, closing.signal);
         if ((deleted.rowCount ?? 0) < sweepBatch) break;
       }
     })()
       .catch((error: unknown) => {
         // Cancelled by close(): nothing failed.
-        if (!closed) logger.warn({ err: error }, 'rate limit store: deleting ended windows failed');
+        if (!closed) logger.warn({ err: error, budget }, 'rate limit store: deleting ended windows failed');
       })
       .finally(() => {
         sweeping = undefined;
@@ -290,7 +290,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
         const result = await runStatement<CountedRow>(
           db,
           COUNT,
-          [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length)],
+          [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length), budget],
           timeoutMs,
         );
         recovered(at);
@@ -327,7 +327,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     const at = now();
     if (tryDatabase(at)) {
       try {
-        const result = await runStatement<WindowRow>(db, PEEK, [client], timeoutMs);
+        const result = await runStatement<WindowRow>(db, PEEK, [client, budget], timeoutMs);
         recovered(at);
         const row = result.rows[0];
         // A peek never refuses (see FixedWindows.peek); it only reports.

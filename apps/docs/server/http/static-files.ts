@@ -187,7 +187,9 @@ export function createStaticSite(clientDir: string): StaticSite {
     if (urlPath.length > 1 && urlPath.endsWith('/')) {
       const trimmed = urlPath.replace(/\/+$/, '');
       const target = trimmed === '' ? { kind: 'none' as const } : resolveOnce(trimmed, search);
-      // Astro is configured with trailingSlash 'never': send clients to the one canonical URL.
+      // Astro is configured with trailingSlash 'never': send clients to the one canonical URL,
+      // or straight on to where that URL leads (`/docs/` to the home page, in one hop).
+      if (target.kind === 'redirect') return target;
       return target.kind === 'page'
         ? { kind: 'redirect', location: `${trimmed}${search}` }
         : { kind: 'none' };
@@ -207,6 +209,9 @@ export function createStaticSite(clientDir: string): StaticSite {
     }
     const html = files.get(`${base}/index.html`);
     if (html) return { kind: 'page', html, markdown: files.get(`${base}.md`) };
+    // Every page lives under /docs/, so people (and Mintlify or Starlight habits) try /docs itself:
+    // it leads to the home page, which lists every page by category.
+    if (base === 'docs') return { kind: 'redirect', location: `/${search}` };
     return { kind: 'none' };
   }
 

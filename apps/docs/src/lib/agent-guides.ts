@@ -56,13 +56,17 @@ No authentication is needed. Good practice:
 
 ## Limits
 
-- Budget: **120 requests per 60-second window, per client address**, shared by every endpoint.
+- API budget: **120 requests per 60-second window, per client address**, shared by every endpoint
+  under \`/api/\`. Pages, their \`.md\` variants, llms files and manifests have a budget of their own,
+  1200 per 60 seconds, so reading pages never spends the API's.
 - Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` (seconds) and
-  \`RateLimit-Policy: 120;w=60\`. Slow down when \`RateLimit-Remaining\` gets low.
+  \`RateLimit-Policy\` for the budget it was counted against (\`120;w=60\` on the API). Slow down when
+  \`RateLimit-Remaining\` gets low.
 - Search \`q\` needs at least 1 character; \`limit\` is 1 to 20 (default 5).
 - Share bodies are limited in size (1 MiB unless the operator changed it); larger bodies get 413.
-- Over the budget you get **429** with code \`rate_limited\` and a \`Retry-After\` header: wait that many
-  seconds before the next request, then continue with backoff. Do not retry immediately.
+- Over a budget you get **429** with code \`rate_limited\`, a \`budget\` member (\`api\` or \`pages\`) and a
+  \`Retry-After\` header: wait that many seconds before the next request to that budget, then continue
+  with backoff. Do not retry immediately.
 
 ## Errors
 

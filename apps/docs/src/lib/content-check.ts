@@ -70,7 +70,7 @@ export function checkContent(dir: string): ContentProblem[] {
     const offset = source.slice(0, source.indexOf(body)).split('\n').length - 1;
     const anchors = new Set(collectHeadings(tree).map((heading) => heading.id));
     const links = collectLinks(tree).map((link) => ({ ...link, line: link.line + offset }));
-    for (const problem of checkTables(tree, body)) {
+    for (const problem of [...checkTables(tree, body), ...checkFences(tree, body, offset)]) {
       problems.push({ file, line: problem.line + offset, message: problem.message });
     }
     pages.set(relative.replace(/\.md$/, ''), { file, slug: relative.replace(/\.md$/, ''), anchors, links });
@@ -142,6 +142,45 @@ function checkTables(tree: Nodes, body: string): { line: number; message: string
           message:
             'line looks like a table row but is not part of a table: a table needs a header row, then a delimiter row (|---|) with as many cells, then its rows with no blank line or text between them',
         });
+      }
+      return;
+    }
+    if ('children' in node) for (const child of node.children as Nodes[]) walk(child);
+  };
+  walk(tree);
+  return problems;
+}
+
+/** A fence line: up to three spaces, a run of three or more backticks or tildes, then the rest. */
+const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+
+/**
+ * Fence lines inside a fenced code block that were meant to close it. A fence closes a block only
+ * when nothing but spaces follows it, so a closing fence with a sentence after it (```` ``` More
+ * text ````), or a fence that opens the next example (```` ```bash ````) while one is still open,
+ * is taken as a line of code: the block runs on and swallows the paragraphs and examples after
+ * it. CommonMark renders that without complaint, so only this check can stop the build. Fences of
+ * the other character or shorter than the opener cannot close the block and are left alone: they
+ * are how a page shows markdown that holds fences.
+ */
+function checkFences(tree: Nodes, body: string, offset: number): { line: number; message: string }[] {
+  const problems: { line: number; message: string }[] = [];
+  const walk = (node: Nodes): void => {
+    if (node.type === 'code' && node.position) {
+      const source = body.slice(node.position.start.offset, node.position.end.offset).split('\n');
+      const opener = FENCE_LINE.exec(source[0]!.replace(/^[\s>]*?(?= {0,3}[`~]{3})/, ''));
+      if (!opener) return; // an indented code block has no fences
+      const fence = opener[1]!;
+      for (const [i, line] of source.slice(1).entries()) {
+        const match = FENCE_LINE.exec(line.replace(/^[\s>]*?(?= {0,3}[`~]{3})/, ''));
+        if (!match || match[1]![0] !== fence[0] || match[1]!.length < fence.length) continue;
+        const after = match[2]!.trim();
+        if (after === '') continue; // the closing fence itself
+        problems.push({
+          line: node.position.start.line + 1 + i,
+          message: `this fence has text after it ("${after.slice(0, 40)}"), so it does not close the code block opened at line ${node.position.start.line + offset}, which runs on over what follows: put the fence alone on its line and the text on the next`,
+        });
+        return;
       }
       return;
     }

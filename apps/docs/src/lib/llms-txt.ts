@@ -19,7 +19,7 @@ export function llmsTxt(site: string, pages: DocPage[]): string {
     `- [Search the docs](${absolute(site, '/api/v1/search?q=webhooks&limit=5')}): GET /api/v1/search?q=...&limit=1..20 ranks passages (BM25) and returns page urls with anchors.`,
     `- [List every page](${absolute(site, '/api/v1/topics')}): GET /api/v1/topics (optional category) lists title, description, url, category and keywords of every page.`,
     `- [Read a page as markdown](${absolute(site, `/api/v1/page?path=${pages[0]?.path ?? '/docs/overview'}`)}): GET /api/v1/page?path=/docs/{slug} returns the markdown body with its metadata.`,
-    `- [Guide for agents](${absolute(site, '/agents.md')}): when to use Switchyard and this API, rate limits (120 requests per 60 s), errors by code, Retry-After.`,
+    `- [Guide for agents](${absolute(site, '/agents.md')}): when to use Switchyard and this API, rate limits (120 API requests per 60 s), errors by code, Retry-After.`,
   ];
   const optional = [
     `- [Full corpus](${absolute(site, '/llms-full.txt')}): every page in one markdown file.`,

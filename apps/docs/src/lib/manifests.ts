@@ -108,7 +108,7 @@ export function aiPlugin(site: string, pages: DocPage[]) {
     description_for_model:
       `${SITE_SUMMARY} Use this API to search the Switchyard documentation (GET /api/v1/search?q=), ` +
       'list every page (GET /api/v1/topics) and read one page as markdown (GET /api/v1/page?path=/docs/...). ' +
-      'Cite the returned page url. No authentication; 120 requests per 60 seconds per client; on 429 wait ' +
+      'Cite the returned page url. No authentication; 120 API requests per 60 seconds per client; on 429 wait ' +
       'Retry-After seconds. Errors are problem+json documents: branch on their code field.',
     auth: { type: 'none' },
     api: { type: 'openapi', url: absolute(site, '/openapi.json'), is_user_authenticated: false },

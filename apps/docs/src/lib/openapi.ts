@@ -537,9 +537,12 @@ const RESPONSES: Json = {
   MethodNotAllowed: problemResponse('The endpoint exists but not for this method (`method_not_allowed`).', {
     Allow: ref('headers', 'Allow'),
   }),
-  RateLimited: problemResponse('The request budget is spent (`rate_limited`).', {
-    'Retry-After': ref('headers', 'RetryAfter'),
-  }),
+  RateLimited: problemResponse(
+    'The API budget of this client address is spent (`rate_limited`, with `budget`: `api`).',
+    {
+      'Retry-After': ref('headers', 'RetryAfter'),
+    },
+  ),
   InternalError: problemResponse('Unexpected server-side failure (`internal_error`).'),
   UpstreamUnavailable: problemResponse(
     'A generated artifact (search index, manifest, page markdown or the server build) could not be loaded (`upstream_unavailable`).',
@@ -603,7 +606,7 @@ export function createOpenApiDocument(site: string): Json {
       version: '1.0.0',
       summary: 'Search, list and read the Switchyard documentation; publish run bundles to permalinks.',
       description:
-        'The public API of the Switchyard documentation website. No authentication. Every response carries RateLimit-* headers (120 requests per 60 s per client address), X-API-Version and a Link to the deprecation policy; every error is an RFC 9457 problem document. Documentation pages also serve markdown from their own URL on `Accept: text/markdown`.',
+        'The public API of the Switchyard documentation website. No authentication. Every response carries RateLimit-* headers (120 API requests per 60 s per client address; pages and files have a budget of their own, 1200 per 60 s), X-API-Version and a Link to the deprecation policy; every error is an RFC 9457 problem document. Documentation pages also serve markdown from their own URL on `Accept: text/markdown`.',
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: server, description: 'This documentation site' }],
@@ -640,7 +643,7 @@ export function createOpenApiDocument(site: string): Json {
             ),
             ...ALWAYS,
             '429': problemResponse(
-              'The request budget, or the write budget of this client address, is spent (`rate_limited`); nothing was stored.',
+              'The API budget, or the write budget of this client address, is spent (`rate_limited`); nothing was stored.',
               { 'Retry-After': ref('headers', 'RetryAfter') },
             ),
             '503': ref('responses', 'SharesDisabled'),

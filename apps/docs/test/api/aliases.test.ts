@@ -12,7 +12,7 @@ describe('unversioned aliases /api/agent/*', () => {
   const site = builtSite();
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();

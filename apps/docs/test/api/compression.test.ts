@@ -33,7 +33,7 @@ describe('compression of pages, markdown, llms files and JSON (issue 8)', () => 
     request(`${server.url}${urlPath}`, { method, headers });
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();

@@ -16,7 +16,7 @@ import {
 describe('errors of the site API', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();
@@ -186,7 +186,12 @@ describe('errors of the site API', () => {
 
 describe('a request head that does not arrive in time', () => {
   it('is answered 408 with a problem document, and the connection closed', async () => {
-    const server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, headersTimeoutMs: 300 });
+    const server = await startTestServer({
+      sharesEnabled: false,
+      rateLimit: 10_000,
+      pageRateLimit: 10_000,
+      headersTimeoutMs: 300,
+    });
     try {
       // The head never ends: Node's headers timeout fires and the server answers on the socket.
       const res = await rawRequest(server.url, 'GET /llms.txt HTTP/1.1\r\nHost: x\r\n');
@@ -211,7 +216,12 @@ describe('missing or corrupt generated artifacts', () => {
   ): Promise<void> {
     const dist = isolatedDist();
     breakIt(dist.clientDir);
-    const server = await startTestServer({ distDir: dist.dir, sharesEnabled: false, rateLimit: 10_000 });
+    const server = await startTestServer({
+      distDir: dist.dir,
+      sharesEnabled: false,
+      rateLimit: 10_000,
+      pageRateLimit: 10_000,
+    });
     try {
       await use(server);
     } finally {
@@ -311,7 +321,12 @@ describe('missing or corrupt generated artifacts', () => {
 
   it('reads the build once: a file removed after the start is still served from memory', async () => {
     const dist = isolatedDist();
-    const server = await startTestServer({ distDir: dist.dir, sharesEnabled: false, rateLimit: 10_000 });
+    const server = await startTestServer({
+      distDir: dist.dir,
+      sharesEnabled: false,
+      rateLimit: 10_000,
+      pageRateLimit: 10_000,
+    });
     try {
       const first = await request(`${server.url}/llms.txt`);
       rmSync(path.join(dist.clientDir, 'llms.txt'));
@@ -331,7 +346,7 @@ describe('missing or corrupt generated artifacts', () => {
 describe('unexpected failures', () => {
   it('answer 500 internal_error as a problem document, without a stack trace, and the server keeps serving', async () => {
     const database = await openTestDatabase();
-    const server = await startTestServer({ db: database.db, rateLimit: 10_000 });
+    const server = await startTestServer({ db: database.db, rateLimit: 10_000, pageRateLimit: 10_000 });
     try {
       // The database goes away under the server: storing a share now fails in the driver.
       await database.close();

@@ -90,7 +90,7 @@ describe('Accept-Encoding negotiation (negotiator)', () => {
 describe('rate limiter', () => {
   it('allows limit requests per fixed window and reports the seconds left', async () => {
     let now = 0;
-    const limiter = createRateLimiter({ limit: 2, windowSeconds: 10, now: () => now });
+    const limiter = createRateLimiter({ budget: 'api', limit: 2, windowSeconds: 10, now: () => now });
     expect(await limiter.peek('a')).toMatchObject({ remaining: 2, resetSeconds: 10 });
     expect(await limiter.take('a')).toMatchObject({ allowed: true, remaining: 1, resetSeconds: 10 });
     now = 2_500;

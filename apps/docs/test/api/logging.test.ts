@@ -23,7 +23,7 @@ describe('request ids and request log lines (issue 8)', () => {
   const page = builtSite().pages[0]!.path;
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();
@@ -86,7 +86,7 @@ describe('an upload the client abandons (issue 8)', () => {
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startTestServer({ db: database.db, rateLimit: 10_000 });
+    server = await startTestServer({ db: database.db, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();

@@ -19,7 +19,7 @@ describe('documentation pages and static files', () => {
     request(`${server.url}${urlPath}`, { method, headers: accept === undefined ? {} : { Accept: accept } });
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();
@@ -109,6 +109,25 @@ describe('documentation pages and static files', () => {
       expect(res.status).toBe(301);
       expect(res.headers.location).toBe(`${page.path}?x=1`);
       expectCommonHeaders(res, 10_000);
+    });
+
+    it('leads /docs, with or without a trailing slash, to the home page and its list of every page in one hop', async () => {
+      for (const [target, location] of [
+        ['/docs', '/'],
+        ['/docs/', '/'],
+        ['/docs//', '/'],
+        ['/docs?x=1', '/?x=1'],
+        ['/docs/?x=1', '/?x=1'],
+      ]) {
+        const res = await get(target!);
+        expect(res.status, target).toBe(301);
+        expect(res.headers.location, target).toBe(location);
+        expectCommonHeaders(res, 10_000);
+      }
+      expect((await get('/')).text).toContain(`href="${page.path}"`);
+      const post = await request(`${server.url}/docs`, { method: 'POST', body: 'x' });
+      expectProblem(post, 405, 'method_not_allowed');
+      expect(post.headers.allow).toBe('GET, HEAD');
     });
 
     it('answers other methods with 405 and Allow', async () => {

@@ -70,7 +70,12 @@ describe('OpenAPI description (/openapi.json)', () => {
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startTestServer({ db: database.db, rateLimit: 10_000, sharesMaxBytes: 16 * 1024 });
+    server = await startTestServer({
+      db: database.db,
+      rateLimit: 10_000,
+      pageRateLimit: 10_000,
+      sharesMaxBytes: 16 * 1024,
+    });
     published = (await request(`${server.url}/openapi.json`)).json();
     validator = openApiValidator(published);
   });

@@ -13,7 +13,7 @@ describe('GET /api/v1/page', () => {
   const page = (path: string) => request(`${server.url}/api/v1/page?path=${encodeURIComponent(path)}`);
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();

@@ -68,7 +68,12 @@ describe('properties: hostile input never breaks the server', () => {
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startTestServer({ db: database.db, rateLimit: 1_000_000, sharesMaxBytes: 64 * 1024 });
+    server = await startTestServer({
+      db: database.db,
+      rateLimit: 1_000_000,
+      pageRateLimit: 1_000_000,
+      sharesMaxBytes: 64 * 1024,
+    });
   });
   afterAll(async () => {
     expect(server.loggedErrors).toEqual([]);

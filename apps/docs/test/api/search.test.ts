@@ -15,7 +15,7 @@ describe('GET /api/v1/search', () => {
     request(`${server.url}/api/v1/search${query}`, options);
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();

@@ -19,6 +19,7 @@ import {
 
 const DATABASE_URL = process.env.DATABASE_URL;
 const LIMIT = 12;
+const PAGE_LIMIT = 30;
 const WINDOW_SECONDS = 60;
 
 /** Issue 12: the request budget per client address holds across docs replicas on PostgreSQL. */
@@ -43,6 +44,7 @@ describe.skipIf(!DATABASE_URL)(
         startTestServer({
           databaseUrl: scratch.url,
           rateLimit: LIMIT,
+          pageRateLimit: PAGE_LIMIT,
           rateWindowSeconds: WINDOW_SECONDS,
           now,
           // A statement past the default 500 ms wait is counted in memory instead, which on a
@@ -84,14 +86,19 @@ describe.skipIf(!DATABASE_URL)(
         expect(res.headers['ratelimit-reset']).toBe(String(WINDOW_SECONDS));
       }
       clock += 20_000;
-      const refused = [await get(a, client), await get(b, client, '/llms.txt')];
+      const refused = [await get(a, client), await get(b, client, '/api/agent/topics')];
       for (const res of refused) {
-        expectProblem(res, 429, 'rate_limited');
+        expect(expectProblem(res, 429, 'rate_limited').budget).toBe('api');
         expectCommonHeaders(res, LIMIT, WINDOW_SECONDS);
         expect(res.headers['ratelimit-remaining']).toBe('0');
         expect(res.headers['ratelimit-reset']).toBe('40');
         expect(res.headers['retry-after']).toBe('40');
       }
+      // Pages are counted against a budget of their own, which the API's calls did not spend.
+      const llms = await get(b, client, '/llms.txt');
+      expect(llms.status).toBe(200);
+      expectCommonHeaders(llms, PAGE_LIMIT, WINDOW_SECONDS);
+      expect(llms.headers['ratelimit-remaining']).toBe(String(PAGE_LIMIT - 1));
       // Another address has a budget of its own, on both replicas.
       const other = address();
       expect((await get(b, other)).headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
@@ -125,13 +132,40 @@ describe.skipIf(!DATABASE_URL)(
       }
     });
 
+    it('spends one page budget across both replicas, apart from the API budget', async () => {
+      const client = address();
+      for (let i = 1; i <= PAGE_LIMIT; i++) {
+        const res = await get(i % 2 ? a : b, client, i % 3 ? '/llms.txt' : '/');
+        expect(res.status, `request ${i}`).toBe(200);
+        expectCommonHeaders(res, PAGE_LIMIT, WINDOW_SECONDS);
+        expect(res.headers['ratelimit-remaining'], `request ${i}`).toBe(String(PAGE_LIMIT - i));
+      }
+      for (const res of [await get(a, client, '/'), await get(b, client, '/docs-ai.json')]) {
+        expect(expectProblem(res, 429, 'rate_limited').budget).toBe('pages');
+        expectCommonHeaders(res, PAGE_LIMIT, WINDOW_SECONDS);
+      }
+      const api = await get(b, client);
+      expect(api.status).toBe(200);
+      expectCommonHeaders(api, LIMIT, WINDOW_SECONDS);
+      expect(api.headers['ratelimit-remaining']).toBe(String(LIMIT - 1));
+      const rows = await admin('docs_rate_windows')
+        .where({ client: client.localAddress })
+        .orderBy('budget')
+        .select('budget', 'count');
+      expect(rows).toEqual([
+        { budget: 'api', count: 1 },
+        { budget: 'pages', count: PAGE_LIMIT + 2 },
+      ]);
+    });
+
     it('reports the shared count on answers that do not spend the budget', async () => {
       const client = address();
-      await get(a, client);
-      await get(a, client);
-      // Pagefind's files do not spend the budget; B reads the count A wrote.
+      await get(a, client, '/llms.txt');
+      await get(a, client, '/llms.txt');
+      // Pagefind's files do not spend the page budget; B reads the count A wrote.
       const fragment = await get(b, client, '/pagefind/pagefind-entry.json');
-      expect(fragment.headers['ratelimit-remaining']).toBe(String(LIMIT - 2));
+      expectCommonHeaders(fragment, PAGE_LIMIT, WINDOW_SECONDS);
+      expect(fragment.headers['ratelimit-remaining']).toBe(String(PAGE_LIMIT - 2));
     });
 
     it('keeps one window when a replica clock lags the one that opened it', async () => {
@@ -147,12 +181,15 @@ describe.skipIf(!DATABASE_URL)(
     it('deletes ended windows', async () => {
       const client = address();
       await get(a, client);
+      await get(a, client, '/llms.txt');
       const rows = () => admin('docs_rate_windows').where({ client: client.localAddress }).count({ n: '*' });
-      expect((await rows())[0]!.n).toBe(1);
+      expect((await rows())[0]!.n).toBe(2);
       // More than a window later the next counted request on each replica starts a sweep.
       clock += (WINDOW_SECONDS + 1) * 1000;
       await get(a, address());
       await get(b, address());
+      await get(a, address(), '/llms.txt');
+      await get(b, address(), '/llms.txt');
       await expect.poll(async () => (await rows())[0]!.n, { timeout: 10_000 }).toBe(0);
     });
 
@@ -210,6 +247,7 @@ describe.skipIf(!DATABASE_URL)(
       const limiter = createSharedRateLimiter({
         db,
         logger: memoryLogger().logger,
+        budget: 'api',
         limit: 5,
         windowSeconds: 60,
         // Longer than the waits below, so no read is cancelled while they look.
@@ -250,6 +288,7 @@ describe.skipIf(!DATABASE_URL)(
       const limiter = createSharedRateLimiter({
         db,
         logger,
+        budget: 'api',
         limit: 5,
         windowSeconds: 60,
         timeoutMs: 10_000,
@@ -295,7 +334,14 @@ describe.skipIf(!DATABASE_URL)(
       // commits nor ends until the request has been answered.
       const { logger, lines } = memoryLogger();
       const db = await openDatabase({ url: scratch.url, poolMax: 2 });
-      const limiter = createSharedRateLimiter({ db, logger, limit: 2, windowSeconds: 60, timeoutMs: 200 });
+      const limiter = createSharedRateLimiter({
+        db,
+        logger,
+        budget: 'api',
+        limit: 2,
+        windowSeconds: 60,
+        timeoutMs: 200,
+      });
       // A pooled connection first (the limiter takes its connections from this pool): opening one
       // can itself take 200 ms on a busy machine, and then the statement would never be sent,
       // leaving the cancel below untested.

@@ -188,7 +188,12 @@ describe('POST /api/v1/shares', () => {
 
   beforeAll(async () => {
     database = await openTestDatabase();
-    server = await startTestServer({ db: database.db, rateLimit: 10_000, sharesMaxBytes: 16 * 1024 });
+    server = await startTestServer({
+      db: database.db,
+      rateLimit: 10_000,
+      pageRateLimit: 10_000,
+      sharesMaxBytes: 16 * 1024,
+    });
   });
   afterAll(async () => {
     await server?.close();
@@ -661,6 +666,7 @@ describe('the write budget of publishing (issue 8)', () => {
     server = await startTestServer({
       db: database.db,
       rateLimit: 10_000,
+      pageRateLimit: 10_000,
       sharesMaxBytes: 16 * 1024,
       sharesWriteBudgetBytes: 40_000,
       sharesWriteWindowSeconds: windowSeconds,
@@ -709,6 +715,7 @@ describe('the write budget of publishing (issue 8)', () => {
     const small = await startTestServer({
       db: database.db,
       rateLimit: 10_000,
+      pageRateLimit: 10_000,
       sharesMaxBytes: 16 * 1024,
       sharesWriteBudgetBytes: 8000,
       now: () => clock,

@@ -13,7 +13,7 @@ describe('GET /api/v1/topics', () => {
   const topics = (query = '') => request(`${server.url}/api/v1/topics${query}`);
 
   beforeAll(async () => {
-    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000 });
+    server = await startTestServer({ sharesEnabled: false, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {
     await server?.close();
