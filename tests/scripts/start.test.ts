@@ -321,6 +321,7 @@ describe('node scripts/start.mjs', () => {
           return lines.length >= 2 ? lines : undefined;
         },
         () => started.process.output(),
+        30_000,
       );
       for (const line of failed) {
         expect(line).toMatch(
@@ -394,12 +395,17 @@ describe('node scripts/start.mjs', () => {
       const running = await startHolding('holding-agent');
       const stopAsked = Date.now();
       running.process.child.kill('SIGINT');
-      await running.process.waitFor(/Stopping: waiting for the control plane and the docs site/, 5_000);
       const exit = await running.process.exited;
       const took = Date.now() - stopAsked;
       expect(exit, running.process.output()).toEqual({ code: 0, signal: null });
       // 10 s for the request in flight, then up to 10 s for the call to the agent.
       expect(took).toBeGreaterThan(15_000);
+      expect(running.process.output()).toMatch(
+        /\nStopping: waiting for the control plane and the docs site to finish what is under way \(up to 25 s;/,
+      );
+      expect(running.process.output()).toContain(
+        'The docs site stopped; still waiting for the control plane.',
+      );
       expect(running.process.output()).toMatch(/\[control-plane\] \{[^\n]*"msg":"stopped"/);
       expect(running.process.output()).not.toMatch(/killed/);
     });
