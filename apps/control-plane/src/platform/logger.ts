@@ -57,11 +57,15 @@ function terminalLines(): DestinationStream {
         const aborted = log.aborted ? ' aborted' : '';
         return printable(`${pad}${log.method} ${log.path} ${status} ${log.ms}ms${aborted}${id}`);
       }
-      // The request fields are hidden from every line; any other line that has one keeps it here.
-      const extra = REQUEST_FIELDS.filter((key) => key !== 'req_id' && log[key] !== undefined)
+      // The request fields are hidden from every line; any other line that has one keeps it here,
+      // unless its message shows it already (`client error answered with 408`).
+      const message = String(log[messageKey]);
+      const extra = REQUEST_FIELDS.filter(
+        (key) => key !== 'req_id' && log[key] !== undefined && !message.includes(String(log[key])),
+      )
         .map((key) => ` ${key}=${JSON.stringify(log[key])}`)
         .join('');
-      return printable(`${pad}${log[messageKey]}${extra}${id}`);
+      return printable(`${pad}${message}${extra}${id}`);
     },
   });
 }

@@ -60,8 +60,11 @@ function terminalLines(): DestinationStream {
         const outcome = message === 'request completed' ? '' : ` ${message.slice('request '.length)}`;
         return printable(`${pad}${log.method} ${log.url} ${log.status} ${log.ms}ms${outcome}${id}`);
       }
-      // The request fields are hidden from every line; any other line that has one keeps it here.
-      const extra = REQUEST_FIELDS.filter((key) => key !== 'reqId' && log[key] !== undefined)
+      // The request fields are hidden from every line; any other line that has one keeps it here,
+      // unless its message shows it already (the listening line's `url`).
+      const extra = REQUEST_FIELDS.filter(
+        (key) => key !== 'reqId' && log[key] !== undefined && !message.includes(String(log[key])),
+      )
         .map((key) => ` ${key}=${JSON.stringify(log[key])}`)
         .join('');
       return printable(`${pad}${message}${extra}${id}`);
