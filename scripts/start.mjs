@@ -41,8 +41,18 @@ env.SWITCHYARD_DOCS_URL = controlPlaneDocsUrl(env);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the colour codes that end a URL.
 const listening = /listening on (https?:\/\/[^\s"'\\\x1b]+)/;
 const apps = [
-  { name: 'control-plane', label: 'the control plane', entry: 'apps/control-plane/dist/server.js' },
-  { name: 'docs', label: 'the docs site', entry: 'apps/docs/dist/front-server.js' },
+  {
+    name: 'control-plane',
+    label: 'the control plane',
+    entry: 'apps/control-plane/dist/server.js',
+    stopsIn: 'requests and calls to agents under way, up to 20 s',
+  },
+  {
+    name: 'docs',
+    label: 'the docs site',
+    entry: 'apps/docs/dist/front-server.js',
+    stopsIn: 'requests under way, up to 10 s',
+  },
 ];
 
 // How long the apps get to stop after Ctrl-C before they are killed. The control plane lets
@@ -79,20 +89,24 @@ const children = apps.map((app) => {
   };
   relay(child.stdout, process.stdout);
   relay(child.stderr, process.stderr);
+  child.on('exit', () => {
+    app.exited = true;
+  });
   // 'close' comes after the child's output has been read to its end, so its last lines (the
   // control plane's `stopped`) are relayed before this process exits.
   child.on('close', (code, signal) => {
-    app.exited = true;
+    app.closed = true;
     if (!stopping) {
       console.error(`[${app.name}] exited (${signal ?? `code ${code}`}); stopping the other app`);
       stop(code || 1);
       return;
     }
+    if (apps.every((a) => a.closed)) process.exit(exitCode);
     const running = apps.filter((a) => !a.exited);
-    if (running.length === 0) process.exit(exitCode);
-    console.error(
-      `${capitalized(app.label)} stopped; still waiting for ${running.map((a) => a.label).join(' and ')}.`,
-    );
+    if (running.length > 0) {
+      const waiting = running.map((a) => a.label).join(' and ');
+      console.error(`${capitalized(app.label)} stopped; still waiting for ${waiting}.`);
+    }
   });
   return child;
 });
@@ -129,10 +143,9 @@ function stop(code = 0) {
   const running = apps.filter((app) => !app.exited);
   for (const [i, child] of children.entries()) if (!apps[i].exited) child.kill('SIGTERM');
   if (running.length > 0) {
+    const waits = running.map((a) => `${a.label} (${a.stopsIn})`).join(' and ');
     console.error(
-      `\nStopping: waiting for ${running.map((a) => a.label).join(' and ')} to finish what is under way ` +
-        `(up to ${STOP_GRACE_MS / 1000} s; the control plane may need 20 s for requests and calls to agents). ` +
-        'Press Ctrl-C again to stop at once.',
+      `\nStopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${waits}. Press Ctrl-C again to stop at once.`,
     );
   }
   setTimeout(() => {

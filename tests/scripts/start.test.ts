@@ -401,7 +401,7 @@ describe('node scripts/start.mjs', () => {
       // 10 s for the request in flight, then up to 10 s for the call to the agent.
       expect(took).toBeGreaterThan(15_000);
       expect(running.process.output()).toMatch(
-        /\nStopping: waiting for the control plane and the docs site to finish what is under way \(up to 25 s;/,
+        /\nStopping: waiting up to 25 s for the control plane \(requests and calls to agents under way, up to 20 s\) and the docs site \(requests under way, up to 10 s\)\. Press Ctrl-C again to stop at once\.\n/,
       );
       expect(running.process.output()).toContain(
         'The docs site stopped; still waiting for the control plane.',
