@@ -102,11 +102,13 @@ const children = apps.map((app) => {
       return;
     }
     if (apps.every((a) => a.closed)) process.exit(exitCode);
-    const running = apps.filter((a) => !a.exited);
-    if (running.length > 0) {
+    // Said only when the wait lasts: the other app is often a few milliseconds from its own exit.
+    setTimeout(() => {
+      const running = apps.filter((a) => !a.exited);
+      if (running.length === 0) return;
       const waiting = running.map((a) => a.label).join(' and ');
       console.error(`${capitalized(app.label)} stopped; still waiting for ${waiting}.`);
-    }
+    }, 1_000).unref();
   });
   return child;
 });
