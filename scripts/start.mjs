@@ -41,9 +41,25 @@ env.SWITCHYARD_DOCS_URL = controlPlaneDocsUrl(env);
 // biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the colour codes that end a URL.
 const listening = /listening on (https?:\/\/[^\s"'\\\x1b]+)/;
 const apps = [
-  { name: 'control-plane', entry: 'apps/control-plane/dist/server.js', ready: listening },
-  { name: 'docs', entry: 'apps/docs/dist/front-server.js', ready: listening },
+  {
+    name: 'control-plane',
+    label: 'the control plane',
+    entry: 'apps/control-plane/dist/server.js',
+    stopsIn: 'requests and calls to agents under way, up to 20 s',
+  },
+  {
+    name: 'docs',
+    label: 'the docs site',
+    entry: 'apps/docs/dist/front-server.js',
+    stopsIn: 'requests under way, up to 10 s',
+  },
 ];
+
+// How long the apps get to stop after Ctrl-C before they are killed. The control plane lets
+// requests under way finish for up to 10 s, then calls it made to agents get up to 10 s more
+// (apps/control-plane/README.md), and then it closes the event bus and the database: 20 s and a
+// margin, the same 25 s compose.yaml gives it. The docs site needs 10 s (DOCS_SHUTDOWN_GRACE).
+const STOP_GRACE_MS = 25_000;
 
 const urls = new Map();
 const children = apps.map((app) => {
@@ -59,37 +75,65 @@ const children = apps.map((app) => {
       pending += chunk;
       const lines = pending.split('\n');
       pending = lines.pop();
+      let url;
       for (const line of lines) {
         target.write(`[${app.name}] ${line.replace(/^\[[\w-]+\] /, '')}\n`);
-        const match = app.ready.exec(line);
-        if (match) announce(app.name, match[1]);
+        url ??= listening.exec(line)?.[1];
       }
+      // After the whole chunk, so no line of it lands inside the banner.
+      if (url) announce(app.name, url);
+    });
+    stream.on('end', () => {
+      if (pending) target.write(`[${app.name}] ${pending}\n`);
     });
   };
   relay(child.stdout, process.stdout);
   relay(child.stderr, process.stderr);
-  child.on('exit', (code, signal) => {
+  child.on('exit', () => {
     app.exited = true;
+  });
+  // 'close' comes after the child's output has been read to its end, so its last lines (the
+  // control plane's `stopped`) are relayed before this process exits.
+  child.on('close', (code, signal) => {
+    app.closed = true;
     if (!stopping) {
       console.error(`[${app.name}] exited (${signal ?? `code ${code}`}); stopping the other app`);
       stop(code || 1);
-    } else if (apps.every((a) => a.exited)) {
-      process.exit(exitCode);
+      return;
     }
+    if (apps.every((a) => a.closed)) process.exit(exitCode);
+    // Said only when the wait lasts: the other app is often a few milliseconds from its own exit.
+    setTimeout(() => {
+      const running = apps.filter((a) => !a.exited);
+      if (running.length === 0) return;
+      const waiting = running.map((a) => a.label).join(' and ');
+      console.error(`${capitalized(app.label)} stopped; still waiting for ${waiting}.`);
+    }, 1_000).unref();
   });
   return child;
 });
 
+function capitalized(text) {
+  return text[0].toUpperCase() + text.slice(1);
+}
+
 function announce(name, url) {
+  if (urls.has(name)) return;
   urls.set(name, url);
   if (urls.size < apps.length) return;
   const cp = urls.get('control-plane');
-  console.log(`
-Switchyard is running (data in ${env.SWITCHYARD_DATA_DIR})
-  control plane  ${cp}   health: ${cp}/api/v1/health
-  docs site      ${urls.get('docs')}
-Press Ctrl-C to stop both.
-`);
+  // One write with a blank line either side: relayed lines come before or after it, never inside.
+  process.stdout.write(
+    [
+      '',
+      `Switchyard is running (data in ${env.SWITCHYARD_DATA_DIR})`,
+      `  control plane  ${cp}   health: ${cp}/api/v1/health`,
+      `  docs site      ${urls.get('docs')}`,
+      'Press Ctrl-C to stop both.',
+      '',
+      '',
+    ].join('\n'),
+  );
 }
 
 let stopping = false;
@@ -98,13 +142,37 @@ function stop(code = 0) {
   if (stopping) return;
   stopping = true;
   exitCode = code;
-  for (const child of children) if (child.exitCode === null) child.kill('SIGTERM');
-  // A child that ignores SIGTERM for 10 s is killed so Ctrl-C always returns the terminal.
+  const running = apps.filter((app) => !app.exited);
+  for (const [i, child] of children.entries()) if (!apps[i].exited) child.kill('SIGTERM');
+  if (running.length > 0) {
+    const waits = running.map((a) => `${a.label} (${a.stopsIn})`).join(' and ');
+    console.error(
+      `\nStopping: waiting up to ${STOP_GRACE_MS / 1000} s for ${waits}. Press Ctrl-C again to stop at once.`,
+    );
+  }
   setTimeout(() => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+    console.error(`Still running after ${STOP_GRACE_MS / 1000} s: ${kill()}; killed.`);
     process.exit(exitCode || 1);
-  }, 10_000).unref();
+  }, STOP_GRACE_MS).unref();
 }
 
-process.on('SIGINT', () => stop(0));
-process.on('SIGTERM', () => stop(0));
+/** Kills the apps still running; says which. */
+function kill() {
+  const killed = [];
+  for (const [i, child] of children.entries()) {
+    if (apps[i].exited) continue;
+    child.kill('SIGKILL');
+    killed.push(apps[i].label);
+  }
+  return killed.join(' and ');
+}
+
+// A second Ctrl-C does not wait: the user has seen what is being waited for and chose not to.
+const onSignal = () => {
+  if (!stopping) return stop(0);
+  const killed = kill();
+  if (killed) console.error(`Stopping at once: killed ${killed}.`);
+  process.exit(1);
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);

@@ -247,6 +247,8 @@ async function main(): Promise<void> {
     log.info(`${signal}: shutting down`);
     try {
       await running.close();
+      // The line a supervisor (scripts/start.mjs, an orchestrator's logs) sees a clean stop by.
+      log.info('stopped');
       process.exit(0);
     } catch (error) {
       log.error({ err: error }, 'shutdown failed');

@@ -455,15 +455,21 @@ function runServerProcess(env: NodeJS.ProcessEnv, whenListening?: (url: string, 
 describe('the built server (dist/server.js) as a process', () => {
   it('prints its URL, serves, and exits 0 on SIGTERM after closing', async () => {
     let health: number | undefined;
+    let missing: number | undefined;
     const run = await runServerProcess(baseEnv(), (url, stop) => {
       fetch(`${url}/api/v1/health`)
         .then((response) => {
           health = response.status;
+          return fetch(`${url}/api/v1/nodes/no-such-node`);
+        })
+        .then((response) => {
+          missing = response.status;
         })
         .finally(stop);
     });
     expect(run.stderr).toBe('');
     expect(health).toBe(200);
+    expect(missing).toBe(404);
     // Off a terminal the log is JSON lines: every line parses, with a level, a time and a message.
     const lines = logLines(run.stdout);
     for (const line of lines)
@@ -474,13 +480,18 @@ describe('the built server (dist/server.js) as a process', () => {
       api_key: 'off',
     });
     expect(lines.some((line) => line.msg === 'SIGTERM: shutting down')).toBe(true);
-    // One line per request, carrying the request id the response echoed.
-    expect(lines.find((line) => line.msg === 'request')).toMatchObject({
-      method: 'GET',
-      path: '/api/v1/health',
-      status: 200,
-      req_id: expect.stringMatching(/^req_/),
-    });
+    expect(lines.at(-1)).toMatchObject({ level: 30, msg: 'stopped' });
+    // One line per request, carrying the request id the response echoed; a health check that
+    // succeeds is routine and logged at debug, below the default level.
+    expect(lines.filter((line) => line.msg === 'request')).toEqual([
+      expect.objectContaining({
+        level: 30,
+        method: 'GET',
+        path: '/api/v1/nodes/no-such-node',
+        status: 404,
+        req_id: expect.stringMatching(/^req_/),
+      }),
+    ]);
     expect(run.exitCode).toBe(0);
   });
 

@@ -21,13 +21,65 @@ export function createLogger(
   const readable =
     format === 'pretty' ||
     (format === 'auto' && process.stdout.isTTY && process.env.NODE_ENV !== 'production');
-  if (readable) {
-    return pino(options, pretty({ colorize: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss.l' }));
-  }
+  if (readable) return pino(options, terminalLines());
   // Synchronous writes (pino's default): lines reach stdout in order and none is lost when the
   // process exits or crashes. At the default level nothing is logged per request, so this costs
   // the hot path nothing; request lines at `debug` pay one write each.
   return pino(options, pino.destination({ dest: 1, sync: true }));
+}
+
+/** The fields of a request's line (trackRequest), which a terminal line shows as its message. */
+const REQUEST_FIELDS = ['reqId', 'method', 'url', 'status', 'ms'] as const;
+
+/** Messages start in one column whatever the level: INFO and WARN are one letter shorter than DEBUG. */
+const LABEL_WIDTH = 5;
+
+/**
+ * pino-pretty set to write one line per event, `12:04:05 DEBUG: GET /docs/ 200 1.2ms req=…`: its
+ * default puts every field on a line of its own. Other fields follow the message as one JSON
+ * object; only an error's stack keeps its own lines. Written synchronously, like the JSON lines,
+ * so nothing is pending when the process exits.
+ */
+function terminalLines(): DestinationStream {
+  return pretty({
+    colorize: true,
+    sync: true,
+    singleLine: true,
+    // Errors are logged as `err` (pino's serializer); an `error` field is a reason given as text.
+    errorLikeObjectKeys: ['err'],
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: ['pid', 'hostname', 'name', ...REQUEST_FIELDS].join(','),
+    customPrettifiers: { time: (time) => String(time) },
+    messageFormat: (log, messageKey) => {
+      const label = pino.levels.labels[log.level as number] ?? '';
+      const pad = ' '.repeat(Math.max(0, LABEL_WIDTH - label.length));
+      const id = log.reqId === undefined ? '' : ` req=${log.reqId}`;
+      const message = String(log[messageKey]);
+      if (message.startsWith('request ') && log.method !== undefined) {
+        // `request completed` says nothing the status does not; aborted and failed are news.
+        const outcome = message === 'request completed' ? '' : ` ${message.slice('request '.length)}`;
+        return printable(`${pad}${log.method} ${log.url} ${log.status} ${log.ms}ms${outcome}${id}`);
+      }
+      // The request fields are hidden from every line; any other line that has one keeps it here,
+      // unless its message shows it already (the listening line's `url`).
+      const extra = REQUEST_FIELDS.filter(
+        (key) => key !== 'reqId' && log[key] !== undefined && !message.includes(String(log[key])),
+      )
+        .map((key) => ` ${key}=${JSON.stringify(log[key])}`)
+        .join('');
+      return printable(`${pad}${message}${extra}${id}`);
+    },
+  });
+}
+
+/**
+ * A message with a line break or an escape sequence in it (a request's URL, say) would break the
+ * one-line layout or move a terminal's cursor; pino-pretty strips them only from messages it
+ * formats itself.
+ */
+function printable(text: string): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what is replaced.
+  return text.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
 }
 
 /**

@@ -121,7 +121,7 @@ describe('the docs server as a process', () => {
     [
       'development',
       'readable lines',
-      /^\S*\[[\d:.]+\] \S*INFO\S* \(docs\): listening on http:\/\/127\.0\.0\.1:\d+/m,
+      /^\d\d:\d\d:\d\d INFO: +listening on http:\/\/127\.0\.0\.1:\d+ \{"site":/m,
     ],
     ['production', 'JSON lines', /^\{"level":30,.*"msg":"listening on http:\/\/127\.0\.0\.1:\d+"\}/m],
   ])('on a terminal with NODE_ENV=%s logs %s', async (nodeEnv, _, expected) => {

@@ -84,6 +84,20 @@ export function createHealthMonitor(deps: HealthMonitorDeps) {
   /** Probes one instance now, whatever its schedule, and applies the result. */
   async function checkInstance(instance: NodeInstanceRecord): Promise<CheckOutcome> {
     const result = await probe(instance.baseUrl, deps.settings.checkTimeoutMs);
+    const fields = {
+      node_id: instance.nodeId,
+      version: instance.version,
+      status_code: result.statusCode,
+      duration_ms: result.durationMs,
+    };
+    // Every agent is probed every check interval: a healthy answer is routine, a failed one is
+    // what an operator looks for (it moves the agent towards degraded).
+    if (result.ok) log.debug(fields, `health probe of ${instance.nodeId}@${instance.version}: ok`);
+    else
+      log.warn(
+        { ...fields, error: result.error },
+        `health probe of ${instance.nodeId}@${instance.version} failed: ${result.error}`,
+      );
     const record = await applyResult(instance, result);
     return { key: instance, result, record };
   }
