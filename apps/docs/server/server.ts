@@ -305,6 +305,9 @@ export function isMainModule(moduleUrl: string, argv1: string | undefined = proc
   return moduleUrl === pathToFileURL(entry).href;
 }
 
+/** Signals this close together are one request to stop (see onSignal in main). */
+const SAME_STOP_MS = 1_000;
+
 async function main(): Promise<void> {
   let settings: DocsServerSettings;
   try {
@@ -336,12 +339,18 @@ async function main(): Promise<void> {
   };
   // Listening before the server starts: a signal that arrives while the database opens is
   // honoured once the start is complete, instead of killing the process half-way.
+  let stoppingAt = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     if (stopping) {
+      // One Ctrl-C at a terminal reaches this process twice under a supervisor such as
+      // scripts/start.mjs: SIGINT from the terminal to the whole process group, then the
+      // supervisor's SIGTERM. Only a signal that comes later is someone asking again.
+      if (Date.now() - stoppingAt < SAME_STOP_MS) return;
       logger.warn({ signal }, 'second signal: stopping without waiting for requests under way');
       exit(1);
     }
     stopping = signal;
+    stoppingAt = Date.now();
     if (running) shutDown(running, signal);
   };
   process.on('SIGINT', onSignal);

@@ -261,6 +261,32 @@ describe('the docs server as a process', () => {
       'requests still under way after the shutdown grace; cutting their connections',
     );
   });
+
+  it("takes a terminal's SIGINT and a supervisor's SIGTERM a moment apart as one stop, and a signal later as asking again", async () => {
+    const running = await startProcess(copy.entry, { SHARES_ENABLED: 'false', DOCS_SHUTDOWN_GRACE: '60s' });
+    const { port } = new URL(running.url);
+    // A request whose head never ends keeps the stop waiting for it.
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write('GET /llms.txt HTTP/1.1\r\nHost: x\r\n'),
+    );
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    running.child.kill('SIGINT');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    running.child.kill('SIGTERM');
+    await running.waitFor((line) => /^shutting down/.test(line.msg));
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(running.child.exitCode).toBeNull();
+    expect(running.lines.map((line) => line.msg)).not.toContain(
+      'second signal: stopping without waiting for requests under way',
+    );
+    running.child.kill('SIGTERM');
+    expect(await running.exited).toBe(1);
+    expect(running.lines.map((line) => line.msg)).toContain(
+      'second signal: stopping without waiting for requests under way',
+    );
+    socket.destroy();
+  });
 });
 
 describe('the main-module check (issue 8)', () => {
