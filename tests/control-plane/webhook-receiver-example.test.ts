@@ -112,9 +112,13 @@ describe('the webhook receiver of the webhooks page', () => {
     await eventually('the receiver processed the delivery', async () =>
       receiver.output().includes(line) ? true : undefined,
     );
-    const deliveries = (await (
-      await fetch(`${controlPlane.url}/api/ui/v1/executions/${ack.execution_id}/webhook/deliveries`)
-    ).json()) as any;
+    // The receiver prints before it answers, and the delivery is recorded once its 204 is back.
+    const deliveries = await eventually('the delivery is recorded as delivered', async () => {
+      const answer = (await (
+        await fetch(`${controlPlane.url}/api/ui/v1/executions/${ack.execution_id}/webhook/deliveries`)
+      ).json()) as any;
+      return answer.deliveries[0]?.status === 'delivered' ? answer : undefined;
+    });
     expect(deliveries.deliveries[0]).toMatchObject({ status: 'delivered' });
     expect(deliveries.deliveries[0].attempts[0]).toMatchObject({ status_code: 204 });
   });

@@ -325,7 +325,8 @@ describe('docs-static.conf answers as the front server does', () => {
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;
         const cut = code === 'EPIPE' || code === 'ECONNRESET';
-        if (!cut || (options.body?.length ?? 0) < 64 * 1024 || attempt === 5) throw error;
+        if (!cut || (options.body?.length ?? 0) < 64 * 1024 || attempt === 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 200));
       }
     }
   }
