@@ -19,7 +19,7 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status);
 }
 
-/** A `waiting` execution's approval request (spec §2 `waiting_for`). */
+/** A `waiting` execution's approval request (see /docs/concepts/approvals). */
 export interface ApprovalWait {
   type: 'approval';
   approval_request_id: string;
