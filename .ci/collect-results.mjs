@@ -1,5 +1,6 @@
 // Sums Vitest JSON reports. `collect-results.mjs LABEL OUT` gathers every workspace's
-// .vitest-report.json into OUT; `--total A B ...` adds those up and prints "N passed, N failed".
+// .vitest-report.json into OUT; `--total A B ...` adds those up and prints "N passed, N failed",
+// after the name and first error line of every failed test, so the end of a CI log says what broke.
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -23,13 +24,14 @@ if (args[0] === '--total') {
     passed += r.passed;
     failed += r.failed;
     skipped += r.skipped;
+    for (const f of r.failures ?? []) console.log(`FAILED on ${r.label}: ${f}`);
   }
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exit(failed > 0 || passed === 0 ? 1 : 0);
 }
 
 const [label, out] = args;
-const totals = { label, passed: 0, failed: 0, skipped: 0, suites: [] };
+const totals = { label, passed: 0, failed: 0, skipped: 0, suites: [], failures: [] };
 for (const file of reports('.')) {
   const r = JSON.parse(readFileSync(file, 'utf8'));
   const failedSuites = r.numFailedTestSuites ?? 0;
@@ -38,6 +40,12 @@ for (const file of reports('.')) {
   totals.failed += r.numFailedTests + (r.numFailedTests === 0 ? failedSuites : 0);
   totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   totals.suites.push({ file, passed: r.numPassedTests, failed: r.numFailedTests });
+  for (const suite of r.testResults ?? []) {
+    const firstLine = (text) => String(text ?? '').split('\n').find((l) => l.trim()) ?? '';
+    const tests = (suite.assertionResults ?? []).filter((t) => t.status === 'failed');
+    for (const t of tests) totals.failures.push(`${suite.name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    if (tests.length === 0 && suite.status === 'failed') totals.failures.push(`${suite.name}: ${firstLine(suite.message)}`);
+  }
 }
 writeFileSync(out, JSON.stringify(totals, null, 2));
 console.log(`${label}: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
