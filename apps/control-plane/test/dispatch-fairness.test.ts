@@ -88,8 +88,8 @@ describe('one node that never answers', () => {
     expect(statuses.filter((s) => s === 'queued')).toHaveLength(17);
 
     // Ending one of the held calls frees its slot for the next of the same node's queue.
-    const running = held.filter((_, i) => statuses[i] === 'running');
-    expect((await call(cp.base, 'POST', `/api/v1/executions/${running[0]}/cancel`)).status).toBe(200);
+    const running = held.find((_, i) => statuses[i] === 'running');
+    expect((await call(cp.base, 'POST', `/api/v1/executions/${running}/cancel`)).status).toBe(200);
     await expect.poll(() => hung.calls.length, POLL).toBe(4);
   });
 
@@ -114,7 +114,7 @@ describe('the answer rule (execution_queue.answer_timeout)', () => {
   it('ends a call the agent neither answers nor reports on as timeout, closes it, and frees the slot', async () => {
     const cp = await plane({ perNode: 1, answerTimeoutMs: 1_000 });
     const hung = await agentOn(cp, { think: { kind: 'hang' } });
-    const [first, second] = await submit(cp, `${hung.nodeId}.think`, 2);
+    const [first, second] = (await submit(cp, `${hung.nodeId}.think`, 2)) as [string, string];
     await expect.poll(async () => (await record(cp, first)).status, POLL).toBe('timeout');
     const ended = await record(cp, first);
     expect(ended.error).toContain('execution_queue.answer_timeout');
@@ -128,14 +128,14 @@ describe('the answer rule (execution_queue.answer_timeout)', () => {
   it('never ends an execution the agent took with 202, however long it works', async () => {
     const cp = await plane({ answerTimeoutMs: 1_000 });
     const agent = await agentOn(cp, { long: { kind: 'accept', callbackDelayMs: 2_500 } });
-    const [id] = await submit(cp, `${agent.nodeId}.long`, 1);
+    const [id] = (await submit(cp, `${agent.nodeId}.long`, 1)) as [string];
     await expect.poll(async () => (await record(cp, id)).status, POLL).toBe('succeeded');
   });
 
   it('never ends a call the agent reports on while it works, even before it answers', async () => {
     const cp = await plane({ answerTimeoutMs: 1_000 });
     const agent = await agentOn(cp, { think: { kind: 'hang' } });
-    const [id] = await submit(cp, `${agent.nodeId}.think`, 1);
+    const [id] = (await submit(cp, `${agent.nodeId}.think`, 1)) as [string];
     await expect.poll(() => agent.receivedCount(id), POLL).toBe(1);
     // What an agent holding the request open sends while it works: a running report.
     const report = await call(cp.base, 'POST', `/api/v1/executions/${id}/status`, {
@@ -157,7 +157,7 @@ describe('two replicas', () => {
     await b.parts.executions.dispatcher.stop();
     // A function that ignores cancels: only the control plane closing the call ends it.
     const hung = await agentOn(a, { think: { kind: 'slow', delayMs: 120_000 } });
-    const [first, second] = await submit(a, `${hung.nodeId}.think`, 2);
+    const [first, second] = (await submit(a, `${hung.nodeId}.think`, 2)) as [string, string];
     await expect.poll(() => hung.receivedCount(first), POLL).toBe(1);
     expect((await call(b.base, 'POST', `/api/v1/executions/${first}/cancel`)).status).toBe(200);
     await expect.poll(() => hung.calls.find((c) => c.executionId === first)?.outcome, POLL).toBe('aborted');
