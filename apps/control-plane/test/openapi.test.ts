@@ -130,6 +130,26 @@ async function executionAgent(kind: 'answer' | 'accept' | 'hang' | 'crash' | 'er
   return `${agent.nodeId}.fn`;
 }
 
+/**
+ * A registered agent whose reasoner `fn` has, stored in its row, an input_schema with a lookahead:
+ * as a release that did not refuse such patterns at registration left it.
+ */
+async function targetWithStoredLookahead(): Promise<string> {
+  const target = await executionAgent('answer');
+  const nodeId = target.split('.')[0]!;
+  const [row] = await handle.db('node_instances').where({ node_id: nodeId }).select('reasoners');
+  const reasoners = typeof row.reasoners === 'string' ? JSON.parse(row.reasoners) : row.reasoners;
+  reasoners[0].input_schema = {
+    type: 'object',
+    properties: { text: { type: 'string', pattern: '^(?!\\s*$)' } },
+  };
+  await handle
+    .db('node_instances')
+    .where({ node_id: nodeId })
+    .update({ reasoners: JSON.stringify(reasoners) });
+  return target;
+}
+
 /** A queued execution (the async dispatcher does not run in this app): its id. */
 async function queuedExecution(target: string, body: Record<string, unknown> = {}): Promise<string> {
   const answer = await exercise('POST', `/api/v1/execute/async/${target}`, { input: { n: 1 }, ...body });
@@ -400,7 +420,7 @@ describe('real answers match the document', () => {
     expect((await exercise('GET', '/api/ui/v1/nodes/events', undefined, { key: false })).status).toBe(401);
   });
 
-  it('execute (sync): 200 succeeded, 502 failed, 400, 404, 413, 401, 502, 503 and 504', async () => {
+  it('execute (sync): 200 succeeded, 502 failed, 400, 404, 409, 413, 401, 502, 503 and 504', async () => {
     const answering = await executionAgent('answer');
     const ok = await exercise('POST', `/api/v1/execute/${answering}`, { input: { text: 'hi' } });
     expect(ok.status).toBe(200);
@@ -423,6 +443,8 @@ describe('real answers match the document', () => {
     const nobody = uniqueNodeId('oas-nobody');
     expect((await exercise('POST', `/api/v1/execute/${nobody}.fn`, { input: {} })).status).toBe(404);
     expect((await exercise('POST', `${path}x`, { input: {} })).status).toBe(404);
+    const stale = await targetWithStoredLookahead();
+    expect((await exercise('POST', `/api/v1/execute/${stale}`, { input: {} })).status).toBe(409);
     expect((await exercise('POST', path, bodyOfSize(EXECUTE_BODY_LIMIT + 1))).status).toBe(413);
     expect((await exercise('POST', path, { input: {} }, { key: false })).status).toBe(401);
     // 502: an agent that drops the connection, and one whose base_url nobody listens on.
@@ -462,7 +484,7 @@ describe('real answers match the document', () => {
     expect(timedOut.headers.get('x-execution-id')).toBe(timedOut.body.execution_id);
   });
 
-  it('execute (async): 202 with a webhook registered or refused, 400, 404, 413, 401, 429 and 503', async () => {
+  it('execute (async): 202 with a webhook registered or refused, 400, 404, 409, 413, 401, 429 and 503', async () => {
     const target = await executionAgent('answer');
     const path = `/api/v1/execute/async/${target}`;
     const hook = `${await deadAgentUrl()}/hook`;
@@ -476,6 +498,8 @@ describe('real answers match the document', () => {
     }
     expect((await exercise('POST', '/api/v1/execute/async/no-function', { input: {} })).status).toBe(400);
     expect((await exercise('POST', `${path}x`, { input: {} })).status).toBe(404);
+    const stale = await targetWithStoredLookahead();
+    expect((await exercise('POST', `/api/v1/execute/async/${stale}`, { input: {} })).status).toBe(409);
     expect((await exercise('POST', path, bodyOfSize(EXECUTE_BODY_LIMIT + 1))).status).toBe(413);
     expect((await exercise('POST', path, { input: {} }, { key: false })).status).toBe(401);
     const starting = uniqueNodeId('oas-starting');

@@ -394,7 +394,7 @@ function invalidField(field: string, message: string, what = 'body'): ProblemCas
 }
 
 /** What resolving a target can answer (targets.ts, resolver.ts, context.ts, service.ts). */
-const targetProblems: ProblemCase[] = [
+const targetProblems: Answer[] = [
   {
     code: 'invalid_request',
     when: 'The target is not `<node_id>.<reasoner_id>` or `<node_id>.skill:<skill_id>`.',
@@ -432,6 +432,13 @@ const targetProblems: ProblemCase[] = [
     code: 'not_found',
     when: 'The node has no reasoner (or skill) with this id.',
     detail: 'Node "hello-agent" has no reasoner "summarise" (its reasoners: summarize).',
+  },
+  {
+    code: 'conflict',
+    when: "The function's stored `input_schema` cannot be used: it was registered before a rule that now refuses it, such as a `pattern` with a lookahead (schema patterns run on a linear-time engine). Calls are refused until the agent registers again.",
+    detail: `The input_schema that version 1.0.0 of node "hello-agent" registered for ${TARGET} cannot be used: pattern "^(?!\\s*$).+" at /properties/text/pattern uses a lookahead assertion "(?!…", which schema patterns cannot use: they run on a linear-time engine (RE2 syntax), without lookarounds or back-references`,
+    resolution:
+      'The agent must register again with an input_schema this control plane accepts (registration names what to change); until then calls to this function are refused.',
   },
 ];
 

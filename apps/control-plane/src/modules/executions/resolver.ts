@@ -6,6 +6,7 @@ import {
   type CompiledSchema,
   chooseWeighted,
   compileJsonSchema,
+  InvalidSchemaError,
   isRoutable,
   listNodeInstances,
   NODES_TOPIC,
@@ -41,8 +42,10 @@ function prefixInput(field: string): string {
 export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock }) {
   const cache = new Map<string, { at: number; instances: NodeInstanceRecord[] }>();
   // Compiled input validators by function spec object: the objects live as long as the cached
-  // instance list, so a validator is looked up without serialising its schema on every call.
-  const validators = new WeakMap<object, CompiledSchema>();
+  // instance list, so a validator is looked up without serialising its schema on every call. A
+  // schema stored before a rule it breaks existed (a pattern the linear-time engine cannot run)
+  // is kept as its error, so each call answers it without compiling again.
+  const validators = new WeakMap<object, CompiledSchema | InvalidSchemaError>();
   // Counts node events: a read that was in flight when one arrived may hold the instances as
   // they were before it (an old traffic weight), so it is used once but not kept.
   let generation = 0;
@@ -131,7 +134,11 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
       return offers('skill') && !offers('reasoner') ? 'skill' : 'reasoner';
     },
 
-    /** Validates an input against the chosen instance's `input_schema`: 400 listing each failing field. */
+    /**
+     * Validates an input against the chosen instance's `input_schema`: 400 listing each failing
+     * field; 409 when the stored schema no longer compiles (registered before a rule that now
+     * refuses it), so the agent must register again.
+     */
     validateInput(route: Route, input: unknown): void {
       const spec = functionsOf(route.instance, route.target.type).find(
         (f) => f.id === route.target.functionName,
@@ -139,8 +146,23 @@ export function createResolver(deps: { db: Knex; events: EventBus; clock: Clock 
       if (!spec?.input_schema) return;
       let compiled = validators.get(spec);
       if (!compiled) {
-        compiled = compileJsonSchema(spec.input_schema);
+        try {
+          compiled = compileJsonSchema(spec.input_schema);
+        } catch (error) {
+          if (!(error instanceof InvalidSchemaError)) throw error;
+          compiled = error;
+        }
         validators.set(spec, compiled);
+      }
+      if (compiled instanceof InvalidSchemaError) {
+        throw new ProblemError(
+          'conflict',
+          `The input_schema that version ${route.instance.version} of node "${route.target.nodeId}" registered for ${route.target.text} cannot be used: ${compiled.message.slice(0, 500)}`,
+          {
+            resolution:
+              'The agent must register again with an input_schema this control plane accepts (registration names what to change); until then calls to this function are refused.',
+          },
+        );
       }
       const errors = compiled
         .validate(input)

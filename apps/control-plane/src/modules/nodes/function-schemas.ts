@@ -1,8 +1,9 @@
 import { type FieldError, fieldPath } from '@switchyard/shared';
-import { Ajv, type AsyncValidateFunction, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv, type AsyncValidateFunction, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
+import { linearRegExp, RefusedPatternError } from './schema-patterns.ts';
 
 /**
  * JSON Schemas of registered functions, compiled with ajv. Registration compiles every
@@ -15,32 +16,44 @@ export interface CompiledSchema {
   validate(value: unknown): FieldError[];
 }
 
+/** Which schema of a function is compiled: only `input_schema` validators ever run. */
+export type SchemaMember = 'input_schema' | 'output_schema';
+
 // Strict mode is off: agents' schema generators (pydantic, zod-to-json-schema) add keywords ajv
 // does not know (`title` is known, but `discriminator`, `x-*`, `examples` in odd places are not)
 // and those must not make a valid schema unusable. Everything ajv itself cannot compile (a wrong
 // type for a keyword, an unresolvable $ref, a bad regex) still fails. allErrors lets a refused
 // input list every failing field, not only the first.
-const OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+const BASE_OPTIONS = { strict: false, allErrors: true, logger: false } as const;
+// Input schemas validate callers' inputs, so their patterns run on the linear-time engine (see
+// schema-patterns.ts). Output schemas are only published: the control plane never runs their
+// validators, so their patterns need only be valid ECMA-262 (ajv's default RegExp checks that
+// without running them), and a lookahead there does not cost an agent its registration.
+const OPTIONS: Record<SchemaMember, Options> = {
+  input_schema: { ...BASE_OPTIONS, code: { regExp: linearRegExp } },
+  output_schema: BASE_OPTIONS,
+};
 
 function withFormats<T extends Ajv>(ajv: T): T {
   addFormats(ajv);
   return ajv;
 }
 
-/** One ajv per draft, created on first use; the `$schema` of a schema picks which. */
+/** One ajv per draft and member, created on first use; the `$schema` of a schema picks the draft. */
 const engines = {
-  'draft-07': () => withFormats(new Ajv(OPTIONS)),
-  '2019-09': () => withFormats(new Ajv2019(OPTIONS)),
-  '2020-12': () => withFormats(new Ajv2020(OPTIONS)),
+  'draft-07': (options: Options) => withFormats(new Ajv(options)),
+  '2019-09': (options: Options) => withFormats(new Ajv2019(options)),
+  '2020-12': (options: Options) => withFormats(new Ajv2020(options)),
 };
 type Draft = keyof typeof engines;
-const created = new Map<Draft, Ajv>();
+const created = new Map<string, Ajv>();
 
-function engine(draft: Draft): Ajv {
-  let ajv = created.get(draft);
+function engine(draft: Draft, member: SchemaMember): Ajv {
+  const key = `${draft} ${member}`;
+  let ajv = created.get(key);
   if (!ajv) {
-    ajv = engines[draft]();
-    created.set(draft, ajv);
+    ajv = engines[draft](OPTIONS[member]);
+    created.set(key, ajv);
   }
   return ajv;
 }
@@ -63,6 +76,54 @@ function draftOf(schema: Record<string, unknown>): Draft | { unsupported: string
 /** Thrown by {@link compileJsonSchema} for a schema ajv cannot compile; the message says why. */
 export class InvalidSchemaError extends Error {
   override name = 'InvalidSchemaError';
+}
+
+/**
+ * An input schema whose pattern the linear-time engine cannot run (a lookaround, a
+ * back-reference, past RE2's limits): `pointer` is where the schema holds it, as a JSON Pointer.
+ */
+export class UnsupportedPatternError extends InvalidSchemaError {
+  override name = 'UnsupportedPatternError';
+  constructor(
+    readonly pattern: string,
+    readonly pointer: string,
+    readonly reason: string,
+  ) {
+    super(`pattern ${JSON.stringify(pattern.slice(0, 200))} at ${pointer} ${reason}`);
+  }
+}
+
+// Keywords whose values are data, not subschemas: a `pattern` member inside them is not one.
+const DATA_KEYWORDS = new Set(['const', 'enum', 'default', 'examples', 'example']);
+// Keywords whose members are named by the schema's author: a member called `const` is a subschema.
+const NAMED_SUBSCHEMAS = new Set([
+  'properties',
+  'patternProperties',
+  '$defs',
+  'definitions',
+  'dependentSchemas',
+]);
+
+const pointerPart = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/**
+ * Where a schema holds `pattern` (as `pattern` or as a `patternProperties` key), for the error
+ * that refuses it. ajv hands its regex engine the pattern alone, not the place, so the place is
+ * looked up here: a plain walk over the JSON, since only the message depends on it.
+ */
+function patternPointer(node: unknown, pattern: string, at = '', parentKey = ''): string | undefined {
+  if (node === null || typeof node !== 'object') return undefined;
+  for (const [key, value] of Object.entries(node)) {
+    if (!Array.isArray(node) && !NAMED_SUBSCHEMAS.has(parentKey) && DATA_KEYWORDS.has(key)) continue;
+    const here = `${at}/${pointerPart(key)}`;
+    if (key === 'pattern' && value === pattern) return here;
+    if (key === 'patternProperties' && value && typeof value === 'object' && Object.hasOwn(value, pattern)) {
+      return `${here}/${pointerPart(pattern)}`;
+    }
+    const deeper = patternPointer(value, pattern, here, Array.isArray(node) ? parentKey : key);
+    if (deeper !== undefined) return deeper;
+  }
+  return undefined;
 }
 
 function errorField(error: ErrorObject): string {
@@ -125,10 +186,15 @@ function restore(target: Record<string, unknown>, saved: Record<string, unknown>
 
 /**
  * Compiles a JSON Schema (draft-07 unless its `$schema` says 2019-09 or 2020-12) into a reusable
- * validator. Throws {@link InvalidSchemaError} when ajv cannot compile it.
+ * validator. Throws {@link InvalidSchemaError} when ajv cannot compile it, and
+ * {@link UnsupportedPatternError} when an input schema holds a pattern the linear-time engine
+ * cannot run.
  */
-export function compileJsonSchema(schema: Record<string, unknown>): CompiledSchema {
-  const key = JSON.stringify(schema);
+export function compileJsonSchema(
+  schema: Record<string, unknown>,
+  member: SchemaMember = 'input_schema',
+): CompiledSchema {
+  const key = `${member} ${JSON.stringify(schema)}`;
   const known = memo.get(key);
   if (known) {
     memo.delete(key); // refreshed: it moves to the young end
@@ -141,7 +207,7 @@ export function compileJsonSchema(schema: Record<string, unknown>): CompiledSche
       `$schema ${draft.unsupported} is not supported (use draft-07, 2019-09 or 2020-12, or leave $schema out)`,
     );
   }
-  const ajv = engine(draft);
+  const ajv = engine(draft, member);
   // A copy without $schema: the engine was chosen by it, and ajv would look the exact spelling
   // up among its meta-schemas (https, a trailing #) and fail on a harmless variant.
   const { $schema: _ignored, ...body } = schema;
@@ -155,6 +221,10 @@ export function compileJsonSchema(schema: Record<string, unknown>): CompiledSche
   try {
     validator = ajv.compile(body);
   } catch (error) {
+    if (error instanceof RefusedPatternError) {
+      const pointer = patternPointer(body, error.pattern) ?? '(a subschema)';
+      throw new UnsupportedPatternError(error.pattern, pointer, error.reason);
+    }
     throw new InvalidSchemaError((error as Error).message);
   } finally {
     ajv.removeSchema(body);
@@ -196,12 +266,16 @@ export async function checkFunctionSchemas(registration: RegisteredFunctions): P
         const schema = fn[member];
         if (schema === undefined) continue;
         try {
-          compileJsonSchema(schema as Record<string, unknown>);
+          compileJsonSchema(schema as Record<string, unknown>, member);
         } catch (error) {
           if (!(error instanceof InvalidSchemaError)) throw error;
+          const why =
+            error instanceof UnsupportedPatternError
+              ? error.message
+              : `is not a JSON Schema ajv can compile: ${error.message}`;
           errors.push({
             field: fieldPath([kind, index, member]),
-            message: `${singular} "${fn.id}": ${member} is not a JSON Schema ajv can compile: ${error.message.slice(0, 500)}`,
+            message: `${singular} "${fn.id}": ${member} ${why.slice(0, 500)}`,
           });
         }
         if (performance.now() - sliceStart > SLICE_MS) {
