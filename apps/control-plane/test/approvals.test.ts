@@ -720,6 +720,13 @@ describe('GET /api/v1/approvals', () => {
       const answer = await api('GET', `/api/v1/approvals?${query}`);
       expect(answer.status, query).toBe(400);
     }
+    // A cursor forged with a time the database cannot store is refused like any unknown cursor.
+    for (const at of ['0000-06-01T00:00:00.000Z', '0000-12-31T23:59:59.999Z']) {
+      const cursor = Buffer.from(`${at}|${made[0]}`).toString('base64url');
+      const answer = await api('GET', `/api/v1/approvals?cursor=${cursor}`);
+      expect(answer.status, at).toBe(400);
+      expect(answer.body.errors[0].field).toBe('cursor');
+    }
     expect((await api('GET', '/api/v1/approvals', undefined, {})).status).toBe(401);
   });
 });

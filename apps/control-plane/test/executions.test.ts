@@ -827,6 +827,37 @@ describe('list and logs', () => {
     }
   });
 
+  it('answers 400 naming since and the accepted range for a time before year 1 or after 9999, and refuses such a cursor', async () => {
+    for (const since of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-01:00']) {
+      const answer = await call(cp.base, 'GET', `/api/v1/executions?since=${encodeURIComponent(since)}`);
+      expect(answer.status, since).toBe(400);
+      expect(answer.body.code).toBe('invalid_request');
+      expect(answer.body.errors).toEqual([
+        {
+          field: 'since',
+          message: `must be a time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (got "${since}")`,
+        },
+      ]);
+      expect(answer.body.detail).toContain('since');
+    }
+    // The bounds themselves are times like any other.
+    for (const since of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      const answer = await call(cp.base, 'GET', `/api/v1/executions?since=${since}&limit=1`);
+      expect(answer.status, since).toBe(200);
+    }
+    const cursorAt = (at: string) =>
+      Buffer.from(`${at}|exec_0000000000000000000000000a`).toString('base64url');
+    for (const at of [
+      '0000-06-01T00:00:00.000Z',
+      '-000001-01-01T00:00:00.000Z',
+      '+275760-09-13T00:00:00.000Z',
+    ]) {
+      const answer = await call(cp.base, 'GET', `/api/v1/executions?cursor=${cursorAt(at)}`);
+      expect(answer.status, at).toBe(400);
+      expect(answer.body.errors).toEqual([{ field: 'cursor', message: 'not a cursor from a previous page' }]);
+    }
+  });
+
   it('stores the log lines SDKs post and returns them in order', async () => {
     const agent = await agentWith({ work: { kind: 'answer' } });
     const run = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });

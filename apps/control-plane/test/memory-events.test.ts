@@ -741,6 +741,19 @@ describe('refused requests', () => {
       expect(answer.body.code).toBe('invalid_request');
       expect(answer.body.errors.length, `${path}?${search}`).toBeGreaterThan(0);
     }
+    for (const since of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:59:59-01:00']) {
+      const answer = await call(cp.base, 'GET', `${HISTORY}?since=${encodeURIComponent(since)}`);
+      expect(answer.status, since).toBe(400);
+      expect(answer.body.errors).toEqual([
+        {
+          field: 'since',
+          message: `must be a time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z (got "${since}")`,
+        },
+      ]);
+    }
+    for (const since of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      expect((await call(cp.base, 'GET', `${HISTORY}?since=${since}`)).status, since).toBe(200);
+    }
     const header = await call(cp.base, 'GET', SSE, undefined, { 'Last-Event-ID': 'yesterday' });
     expect(header.status).toBe(400);
     expect(header.body.errors).toEqual([{ field: 'Last-Event-ID', message: expect.any(String) }]);

@@ -366,7 +366,11 @@ describe('GET /api/ui/v1/webhooks/dead-letters', () => {
       ]);
     }
     const forged = Buffer.from('2026-01-01T00:00:00.000Z|not-a-delivery').toString('base64url');
-    for (const cursor of ['!!!', 'abc', forged, 'x'.repeat(300)]) {
+    // A time the database cannot store, in an otherwise well-formed cursor.
+    const yearZero = Buffer.from('0000-06-01T00:00:00.000Z|whd_0000000000000000000000000a').toString(
+      'base64url',
+    );
+    for (const cursor of ['!!!', 'abc', forged, yearZero, 'x'.repeat(300)]) {
       const answer = await call('GET', `/api/ui/v1/webhooks/dead-letters?cursor=${cursor}`);
       expect(answer.status, cursor).toBe(400);
       expect(answer.body.errors[0].field).toBe('cursor');

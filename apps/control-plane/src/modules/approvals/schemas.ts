@@ -1,6 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import { z } from 'zod';
 import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
+import { timeInRange } from '../../platform/http/timestamps.ts';
 import { findUnstorable } from '../../platform/json-storable.ts';
 import { nullable } from '../../platform/nullable.ts';
 
@@ -161,10 +162,7 @@ function decodeCursor(value: string): ListCursor | undefined {
   if (bar < 0) return undefined;
   const requestedAt = text.slice(0, bar);
   const id = text.slice(bar + 1);
-  if (
-    !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(requestedAt) ||
-    Number.isNaN(Date.parse(requestedAt))
-  ) {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(requestedAt) || !timeInRange(requestedAt)) {
     return undefined;
   }
   return ApprovalIdSchema.safeParse(id).success ? { requestedAt, id } : undefined;

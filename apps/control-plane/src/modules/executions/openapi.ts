@@ -5,6 +5,7 @@ import type {
   ZodOpenApiResponseObject,
   ZodOpenApiResponsesObject,
 } from 'zod-openapi';
+import { TIME_RANGE } from '../../platform/http/timestamps.ts';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { LOG_PAGE, MAX_ENTRIES_PER_REQUEST, MAX_LOG_ENTRIES } from './logs.ts';
 import { MAX_DAG_NODES } from './queries.ts';
@@ -132,7 +133,7 @@ const ListQuery = ListQuerySchema.extend({
   workflow_id: ListQuerySchema.shape.workflow_id.meta({ description: 'Only executions of this workflow.' }),
   node_id: ListQuerySchema.shape.node_id.meta({ description: 'Only executions of this node.' }),
   since: ListQuerySchema.shape.since.meta({
-    description: 'Only executions created at or after this time (ISO 8601 with an offset).',
+    description: `Only executions created at or after this time (ISO 8601 with an offset, ${TIME_RANGE}).`,
   }),
   limit: ListQuerySchema.shape.limit.meta({
     description: 'Most executions in the page (1 to 500, default 50).',

@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import { timeInRange } from '../../platform/http/timestamps.ts';
 import { type ExecutionRow, type ExecutionStatus, iso, statusRecord } from './records.ts';
 import { findExecutions, listExecutions, workflowExecutions } from './repository.ts';
 import { ExecutionIdSchema } from './schemas.ts';
@@ -22,8 +23,8 @@ export function encodeCursor(row: ExecutionRow): string {
 
 function decodeCursor(cursor: string): { createdAt: Date; id: string } {
   const [at, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(at ?? '');
-  if (!id || !ExecutionIdSchema.safeParse(id).success || Number.isNaN(createdAt.getTime())) {
+  const createdAt = timeInRange(at ?? '');
+  if (!id || !ExecutionIdSchema.safeParse(id).success || !createdAt) {
     throw new ProblemError(
       'invalid_request',
       'The cursor is not one this server handed out; start again without it.',

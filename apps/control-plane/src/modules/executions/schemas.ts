@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { timeQuery } from '../../platform/http/timestamps.ts';
 import { findUnstorable } from '../../platform/json-storable.ts';
 import { nullable } from '../../platform/nullable.ts';
 import { EXECUTION_STATUSES } from './records.ts';
@@ -71,10 +72,7 @@ export const ListQuerySchema = z.object({
   target: printable(500).optional(),
   workflow_id: printable(256).optional(),
   node_id: printable(200).optional(),
-  since: z.iso
-    .datetime({ offset: true })
-    .optional()
-    .transform((v) => (v === undefined ? undefined : new Date(v))),
+  since: timeQuery().optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
   cursor: z.string().min(1).max(500).optional(),
 });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { TIME_RANGE } from '../../platform/http/timestamps.ts';
 import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import {
   HISTORY_MAX_LIMIT,
@@ -185,7 +186,7 @@ export const memoryEventsOpenApi: ZodOpenApiPathsObject = {
         ...problemResponses(MEMORY_EVENTS_HISTORY_PATH, [
           filterProblem(
             'after',
-            `, \`after\` is not an id the server sent, \`since\` is not an ISO 8601 time with an offset, or \`limit\` is not 1 to ${HISTORY_MAX_LIMIT}`,
+            `, \`after\` is not an id the server sent, \`since\` is not an ISO 8601 time with an offset ${TIME_RANGE}, or \`limit\` is not 1 to ${HISTORY_MAX_LIMIT}`,
           ),
         ]),
       },

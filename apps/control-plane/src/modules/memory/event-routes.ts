@@ -12,6 +12,7 @@ import {
   openEventStream,
   resumeAfter,
 } from '../../platform/http/sse.ts';
+import { TIME_RANGE, timeQuery } from '../../platform/http/timestamps.ts';
 import {
   type CompiledMemoryFilters,
   compileMemoryFilters,
@@ -51,11 +52,12 @@ export const MemoryHistoryQuerySchema = z.object({
       'Start after this event id (exclusive): `next_cursor` of the previous page, or a frame’s id.',
     example: '7512-4081',
   }),
-  since: z.iso.datetime({ offset: true }).optional().meta({
-    description:
-      'Only events recorded at or after this time (ISO 8601 with `Z` or an offset); combines with `after`.',
-    example: '2026-11-22T06:00:00Z',
-  }),
+  since: timeQuery()
+    .optional()
+    .meta({
+      description: `Only events recorded at or after this time (ISO 8601 with \`Z\` or an offset, ${TIME_RANGE}); combines with \`after\`.`,
+      example: '2026-11-22T06:00:00Z',
+    }),
   limit: z.coerce
     .number()
     .int()
@@ -188,7 +190,7 @@ export function memoryEventsRouter(deps: MemoryEventsRouterDeps): Router {
     const filters = compileMemoryFilters(query);
     const page = await deps.eventLog.page(MEMORY_STREAM, {
       after: query.after,
-      since: query.since === undefined ? undefined : new Date(query.since),
+      since: query.since,
       limit: query.limit,
       payloadEquals: filters.payloadEquals,
       payloadLike: filters.payloadLike,

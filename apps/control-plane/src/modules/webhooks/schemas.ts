@@ -1,6 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import { z } from 'zod';
 import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
+import { timeInRange } from '../../platform/http/timestamps.ts';
 import type { DeadLetterCursor } from './repository.ts';
 
 /**
@@ -26,7 +27,7 @@ function decodeCursor(value: string): DeadLetterCursor | undefined {
   if (!/^[A-Za-z0-9_-]{1,200}$/.test(value)) return undefined;
   const [deadAt, deliveryId, ...rest] = Buffer.from(value, 'base64url').toString('utf8').split('|');
   if (rest.length > 0 || !deadAt || !deliveryId || !/^whd_[0-9a-z]{26}$/.test(deliveryId)) return undefined;
-  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(deadAt) || Number.isNaN(Date.parse(deadAt))) {
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(deadAt) || !timeInRange(deadAt)) {
     return undefined;
   }
   return { deadAt, deliveryId };
