@@ -1,6 +1,13 @@
+import { readFileSync } from 'node:fs';
 import { isProblem } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { agentUrl, compileJsonSchema, InvalidSchemaError, NODES_TOPIC } from '../src/modules/nodes/index.ts';
+import {
+  agentUrl,
+  compileJsonSchema,
+  InvalidSchemaError,
+  MAX_TRAFFIC_WEIGHT,
+  NODES_TOPIC,
+} from '../src/modules/nodes/index.ts';
 import { LIST_ANSWER_BYTES } from '../src/modules/nodes/routes.ts';
 import type { NodeInstanceRecord } from '../src/modules/nodes/schemas.ts';
 import { groupByNode } from '../src/modules/nodes/views.ts';
@@ -1543,5 +1550,16 @@ describe('shutdown drain', () => {
     } finally {
       await local.close();
     }
+  });
+});
+
+describe('content/reference/limits.md', () => {
+  it('gives the default traffic weight a registration gets and the largest weight the API takes', async () => {
+    const page = readFileSync(new URL('../../../content/reference/limits.md', import.meta.url), 'utf8');
+    const row = /^\| Default traffic weight \/ weight range \| ([\d ]+) \/ 0 to ([\d ]+) \|/m.exec(page);
+    expect(row, 'the traffic weight row of limits.md').not.toBeNull();
+    const [fallback, largest] = [row![1]!, row![2]!].map((text) => Number(text.replace(/ /g, '')));
+    expect(largest).toBe(MAX_TRAFFIC_WEIGHT);
+    expect((await register(uniqueNodeId('weight'))).traffic_weight).toBe(fallback);
   });
 });
