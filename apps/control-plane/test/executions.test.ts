@@ -904,6 +904,21 @@ describe('bad input on the execute endpoints', () => {
     expect(({} as any).admin).toBeUndefined();
   });
 
+  it('takes an async call whose webhook secret holds a NUL or a lone surrogate, without the webhook', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    for (const secret of ['a\u0000b', 'a\ud800b']) {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, {
+        input: {},
+        webhook: { url: 'http://127.0.0.1:9/hook', secret },
+      });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+      expect(answer.body).toMatchObject({ webhook_registered: false });
+      expect(answer.body.webhook_error).toMatch(
+        /webhook\.secret may not contain U\+0000 or a lone UTF-16 surrogate/,
+      );
+    }
+  });
+
   it('counts finished executions by node, type and status', async () => {
     const agent = await agentWith({ work: { kind: 'answer' }, broken: { kind: 'error' } });
     await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
