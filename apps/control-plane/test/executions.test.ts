@@ -879,6 +879,31 @@ describe('list and logs', () => {
       (await call(cp.base, 'POST', '/api/v1/executions/exec_00000000000000000000000000/logs', {})).status,
     ).toBe(404);
   });
+
+  it('accepts an empty batch of log lines in every shape SDKs send, and stores nothing', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    const run = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.work`, { input: {} });
+    const path = `/api/v1/executions/${run.body.execution_id}/logs`;
+    for (const body of [[], { logs: [] }, { entries: [] }]) {
+      const answer = await call(cp.base, 'POST', path, body);
+      expect(answer.status, JSON.stringify(body)).toBe(202);
+      expect(answer.body).toEqual({ execution_id: run.body.execution_id, accepted: 0 });
+    }
+    expect((await call(cp.base, 'GET', path)).body.entries).toEqual([]);
+    // Still a post to an execution: an unknown one is 404, empty batch or not.
+    const unknown = await call(
+      cp.base,
+      'POST',
+      '/api/v1/executions/exec_00000000000000000000000000/logs',
+      [],
+    );
+    expect(unknown.status).toBe(404);
+    // The lines that come after are kept as usual.
+    expect((await call(cp.base, 'POST', path, [{ message: 'after' }])).body.accepted).toBe(1);
+    expect((await call(cp.base, 'GET', path)).body.entries.map((e: any) => e.entry.message)).toEqual([
+      'after',
+    ]);
+  });
 });
 
 describe('bad input on the execute endpoints', () => {
@@ -908,6 +933,21 @@ describe('bad input on the execute endpoints', () => {
     const forwarded = agent.calls.at(-1)?.input as Record<string, unknown>;
     expect(Object.hasOwn(forwarded, '__proto__')).toBe(true);
     expect(({} as any).admin).toBeUndefined();
+  });
+
+  it('takes an async call whose webhook secret holds a NUL or a lone surrogate, without the webhook', async () => {
+    const agent = await agentWith({ work: { kind: 'answer' } });
+    for (const secret of ['a\u0000b', 'a\ud800b']) {
+      const answer = await call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.work`, {
+        input: {},
+        webhook: { url: 'http://127.0.0.1:9/hook', secret },
+      });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(202);
+      expect(answer.body).toMatchObject({ webhook_registered: false });
+      expect(answer.body.webhook_error).toMatch(
+        /webhook\.secret may not contain U\+0000 or a lone UTF-16 surrogate/,
+      );
+    }
   });
 
   it('counts finished executions by node, type and status', async () => {

@@ -40,6 +40,8 @@ interface Collector {
   url: string;
   received: Received[];
   mode: Mode;
+  /** While set, every request is held until it resolves, then answered as `mode` says. */
+  gate?: Promise<void>;
   /** Every event of every batch received, in arrival order. */
   events(): any[];
   waitFor(count: number): Promise<void>;
@@ -94,6 +96,11 @@ async function startCollector(secret = SECRET): Promise<Collector> {
       hanging.add(res);
       return;
     }
+    if (collector.gate) {
+      hanging.add(res);
+      await collector.gate;
+      hanging.delete(res);
+    }
     res.statusCode = collector.mode;
     res.end();
   });
@@ -144,10 +151,19 @@ async function collectorFor(secret?: string): Promise<Collector> {
 
 /** A control plane whose forwarder retries at once (1 ms backoff) and checks no address rule by default. */
 async function controlPlane(
-  options: { allowHttp?: boolean; allowPrivate?: boolean; snapshotMs?: number; httpTimeoutMs?: number } = {},
+  options: {
+    allowHttp?: boolean;
+    allowPrivate?: boolean;
+    snapshotMs?: number;
+    httpTimeoutMs?: number;
+    batchSize?: number;
+    maxAttempts?: number;
+  } = {},
 ) {
   const cp = await startTestControlPlane({
     config: (config) => {
+      if (options.batchSize) config.observability.batchSize = options.batchSize;
+      if (options.maxAttempts) config.observability.maxAttempts = options.maxAttempts;
       config.observability.initialBackoffMs = 1;
       config.observability.maxBackoffMs = 2;
       config.observability.snapshotIntervalMs = options.snapshotMs ?? 0;
@@ -563,6 +579,122 @@ describe('observability forwarding to a real collector', () => {
   });
 });
 
+describe('redrives at the same time', () => {
+  /**
+   * A control plane with `count` parked batches of one memory event each (batch_size 1, one
+   * attempt): their batch ids, oldest first. The collector then takes everything (204).
+   */
+  async function parked(count: number) {
+    const cp = await controlPlane({ batchSize: 1, maxAttempts: 1 });
+    const collector = await collectorFor();
+    collector.mode = 503;
+    await configure(cp, { url: collector.url, secret: SECRET });
+    await memorySet(cp, count);
+    await forwardUntil(cp.parts.observability, () => collector.received.length === count, 'park the batches');
+    const dlq = await call(cp.base, 'GET', `${PATH}/dlq?limit=100`);
+    expect(dlq.body.total_batches).toBe(count);
+    const batchIds: string[] = dlq.body.batches.map((b: any) => b.batch_id);
+    collector.received.splice(0);
+    collector.mode = 204;
+    return { cp, collector, batchIds };
+  }
+
+  /** The collector's count of each batch id it received. */
+  const receipts = (collector: Collector) => {
+    const counts = new Map<string, number>();
+    for (const r of collector.received) counts.set(r.body.batch_id, (counts.get(r.body.batch_id) ?? 0) + 1);
+    return counts;
+  };
+
+  it('deliver every parked batch exactly once, and their answers add up to what was parked', async () => {
+    const { cp, collector, batchIds } = await parked(12);
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => call(cp.base, 'POST', `${PATH}/redrive`)),
+    );
+    for (const answer of answers) expect(answer.status).toBe(200);
+    // The collector saw each batch once, and each answer lists only batches its redrive sent.
+    expect([...receipts(collector).entries()].sort()).toEqual(batchIds.map((id) => [id, 1]).sort());
+    const results = answers.flatMap((answer) => answer.body.results);
+    expect(results.map((r: any) => r.batch_id).sort()).toEqual([...batchIds].sort());
+    expect(results.every((r: any) => r.delivered && r.status_code === 204 && r.error === null)).toBe(true);
+    const sum = (field: string) => answers.reduce((total, answer) => total + answer.body[field], 0);
+    expect({ attempted: sum('attempted'), delivered: sum('delivered'), failed: sum('failed') }).toEqual({
+      attempted: 12,
+      delivered: 12,
+      failed: 0,
+    });
+    expect(sum('delivered_events')).toBe(12);
+    expect(await status(cp)).toMatchObject({ forwarded_total: 12, dlq_batches: 0, dlq_events: 0 });
+  });
+
+  it('leave the batches one is sending to it: another finds none to send, or answers 409 for named ones', async () => {
+    const { cp, collector, batchIds } = await parked(3);
+    let release = () => {};
+    collector.gate = new Promise<void>((done) => {
+      release = done;
+    });
+    // The first redrive claims all three and posts two (two workers); the collector holds them.
+    const first = call(cp.base, 'POST', `${PATH}/redrive`);
+    await collector.waitFor(2);
+
+    const second = await call(cp.base, 'POST', `${PATH}/redrive`);
+    expect(second.status).toBe(200);
+    expect(second.body).toEqual({
+      attempted: 0,
+      delivered: 0,
+      failed: 0,
+      delivered_events: 0,
+      remaining: 3,
+      results: [],
+    });
+    const named = await call(cp.base, 'POST', `${PATH}/redrive`, { batch_ids: [batchIds[2]] });
+    expect(named.status).toBe(409);
+    expect(named.body.code).toBe('conflict');
+    expect(named.body.detail).toContain(batchIds[2]);
+    // Clearing the DLQ meanwhile leaves them to the redrive too.
+    expect((await call(cp.base, 'DELETE', `${PATH}/dlq`)).body).toEqual({
+      cleared_batches: 0,
+      cleared_events: 0,
+    });
+
+    collector.gate = undefined;
+    release();
+    const answer = await first;
+    expect(answer.body).toMatchObject({ attempted: 3, delivered: 3, failed: 0, remaining: 0 });
+    expect(answer.body.results.map((r: any) => r.batch_id)).toEqual(batchIds);
+    expect([...receipts(collector).values()]).toEqual([1, 1, 1]);
+    expect(await status(cp)).toMatchObject({ forwarded_total: 3, dropped_total: 0, dlq_batches: 0 });
+  });
+
+  it('free the batches of a failed attempt for the next redrive', async () => {
+    const { cp, collector, batchIds } = await parked(2);
+    collector.mode = 500;
+    const failed = await call(cp.base, 'POST', `${PATH}/redrive`);
+    expect(failed.body).toMatchObject({ attempted: 2, delivered: 0, failed: 2, remaining: 2 });
+    collector.mode = 204;
+    const again = await call(cp.base, 'POST', `${PATH}/redrive`, { batch_ids: batchIds });
+    expect(again.body).toMatchObject({ attempted: 2, delivered: 2, failed: 0, remaining: 0 });
+  });
+
+  it('take over the batches of a redrive that died once its claim ran out', async () => {
+    const { cp, collector, batchIds } = await parked(2);
+    // A redrive on a replica that crashed after claiming: 2 batches, 2 workers, 10 s http_timeout,
+    // so its claim lasts one round of posts plus a minute.
+    const claimedAt = cp.clock.now();
+    await cp.handle
+      .db('observability_dlq')
+      .update({ claimed_by: 'rep_dead/redrive_x', claim_expires_at: new Date(claimedAt + 70_000) });
+    expect((await call(cp.base, 'POST', `${PATH}/redrive`)).body.attempted).toBe(0);
+    expect((await call(cp.base, 'POST', `${PATH}/redrive`, { batch_ids: batchIds })).status).toBe(409);
+    expect(collector.received).toHaveLength(0);
+
+    cp.clock.advance(70_000);
+    const taken = await call(cp.base, 'POST', `${PATH}/redrive`);
+    expect(taken.body).toMatchObject({ attempted: 2, delivered: 2, remaining: 0 });
+    expect([...receipts(collector).values()]).toEqual([1, 1]);
+  });
+});
+
 describe('a second forwarder', () => {
   it('takes over after the first one’s lease expired, without losing or repeating committed batches', async () => {
     const cp = await controlPlane();
@@ -925,6 +1057,8 @@ describe('bad input', () => {
     ['enabled as a string', { ...good, enabled: 'yes' }, 'enabled'],
     ['a secret of the wrong type', { ...good, secret: 7 }, 'secret'],
     ['a secret over 512 characters', { ...good, secret: 's'.repeat(513) }, 'secret'],
+    ['a secret with a NUL', { ...good, secret: 'a\u0000b' }, 'secret'],
+    ['a secret with a lone surrogate', { ...good, secret: 'a\ud800b' }, 'secret'],
     ['headers as a list', { ...good, headers: ['X-A'] }, 'headers'],
     ['21 headers', { ...good, headers: headers21 }, 'headers'],
     ['a header value over 512 characters', { ...good, headers: { 'X-A': 'v'.repeat(513) } }, 'headers'],
@@ -1000,6 +1134,9 @@ describe('bad input', () => {
     ['batch_ids as a string', { batch_ids: 'obsb_1' }],
     ['an empty batch_ids', { batch_ids: [] }],
     ['a batch id that is not a string', { batch_ids: [1] }],
+    ['a batch id with a NUL', { batch_ids: ['obsb_\u0000'] }],
+    ['a batch id with a lone surrogate', { batch_ids: ['obsb_\ud800'] }],
+    ['a batch id with a space', { batch_ids: ['obsb 1'] }],
     ['over 100 batch ids', { batch_ids: Array.from({ length: 101 }, (_, i) => `obsb_${i}`) }],
     ['an unknown member', { all: true }],
     ['a list body', ['obsb_1']],

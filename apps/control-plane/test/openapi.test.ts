@@ -724,7 +724,7 @@ describe('real answers match the document', () => {
     ).toBe(401);
   });
 
-  it('memory: set, get, delete and list; 400, 404, 413 and 401', async () => {
+  it('memory: set, get, delete and list; 400, 404, 413 (set, get and delete) and 401', async () => {
     const headers = { 'X-Workflow-ID': 'wf_oas' };
     const set = await exercise(
       'POST',
@@ -743,6 +743,7 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', '/api/v1/memory/get', { key: 'absent' }, { headers })).status).toBe(404);
     expect((await exercise('POST', '/api/v1/memory/get', { key: '' })).status).toBe(400);
     expect((await exercise('POST', '/api/v1/memory/get', { key: 'draft' }, { key: false })).status).toBe(401);
+    expect((await exercise('POST', '/api/v1/memory/get', bodyOfSize(1024 * 1024 + 1))).status).toBe(413);
     const list = await exercise('GET', '/api/v1/memory/list?limit=10', undefined, { headers });
     expect(list.body).toMatchObject([{ key: 'draft' }]);
     expect((await exercise('GET', '/api/v1/memory/list?scope=session')).status).toBe(400);
@@ -755,6 +756,7 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', '/api/v1/memory/delete', { key: 'draft' }, { key: false })).status).toBe(
       401,
     );
+    expect((await exercise('POST', '/api/v1/memory/delete', bodyOfSize(1024 * 1024 + 1))).status).toBe(413);
   });
 
   it('memory vectors: store (both paths), read, delete (both), search; 400, 404, 409, 413 and 401', async () => {

@@ -136,12 +136,14 @@ describe('checkWebhook: shapes', () => {
     expect(await refused({ url: long })).toMatch(/2049 characters; at most 2048/);
   });
 
-  it('refuses a secret that is not a non-empty string of at most 512 characters', async () => {
+  it('refuses a secret that is not a non-empty string of at most 512 characters the database can keep', async () => {
     const url = 'https://hooks.example.com/';
     expect(await refused({ url, secret: 12345 })).toBe('webhook.secret must be a string');
     expect(await refused({ url, secret: { key: 'x' } })).toBe('webhook.secret must be a string');
     expect(await refused({ url, secret: '' })).toMatch(/secret is empty/);
     expect(await refused({ url, secret: 's'.repeat(513) })).toMatch(/at most 512/);
+    expect(await refused({ url, secret: 'a\u0000b' })).toMatch(/U\+0000 or a lone UTF-16 surrogate/);
+    expect(await refused({ url, secret: 'a\ud800b' })).toMatch(/U\+0000 or a lone UTF-16 surrogate/);
     expect((await checkWebhook({ url, secret: 's'.repeat(512) }, strict, { lookup })).registered).toBe(true);
   });
 

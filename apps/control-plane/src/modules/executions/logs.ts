@@ -91,6 +91,9 @@ export function createExecutionLogs(deps: { db: Knex; now: () => Date }) {
             `Execution ${executionId} already holds ${have?.n} log entries; at most ${MAX_LOG_ENTRIES} are kept.`,
           );
         }
+        // An empty batch (`[]`, `{"logs":[]}`) is a post like any other with nothing to keep:
+        // knex turns an insert of no rows into an empty query, which the database refuses.
+        if (entries.length === 0) return 0;
         const at = deps.now();
         await trx('execution_logs').insert(
           entries.map((entry) => ({

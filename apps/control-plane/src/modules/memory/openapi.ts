@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { KeyBodySchema, LIST_PAGE_SIZE, ListQuerySchema, SetBodySchema } from './schemas.ts';
 import { SCOPES } from './scopes.ts';
@@ -85,6 +86,13 @@ const tooLarge = (what: string): ProblemCase => ({
     'The value is 1048577 bytes as JSON; memory values are limited to 1048576 bytes (memory.max_value_bytes).',
 });
 
+/** get and delete read their small body with the platform's default limit. */
+const keyBodyTooLarge: ProblemCase = {
+  code: 'payload_too_large',
+  when: `The body is over ${DEFAULT_BODY_LIMIT} bytes (by Content-Length, or as counted for a chunked body).`,
+  detail: `The body exceeds the limit of ${DEFAULT_BODY_LIMIT} bytes.`,
+};
+
 const scopeText =
   'Without `scope`, a write goes to the most specific scope the headers name (workflow, then session, then actor), else global. A named scope takes its id from `scope_id` or its header; without either a write is refused (400).';
 
@@ -121,6 +129,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
         '200': { description: 'The entry.', ...json(MemoryEntrySchema, entry) },
         ...problemResponses('/api/v1/memory/get', [
           badBody,
+          keyBodyTooLarge,
           {
             code: 'not_found',
             when: 'The key is in none of the scopes searched, or the named scope has no id in this request (agent SDKs read 404 as "not set" and try the next scope).',
@@ -143,7 +152,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
           description: 'Deleted, or there was nothing to delete.',
           ...json(DeletedSchema, { key: 'draft', scope: 'workflow', scope_id: 'wf_9', deleted: true }),
         },
-        ...problemResponses('/api/v1/memory/delete', [badBody]),
+        ...problemResponses('/api/v1/memory/delete', [badBody, keyBodyTooLarge]),
       },
     },
   },

@@ -116,6 +116,8 @@ export interface Forwarder {
   readonly replicaId: string;
   /** Batches posted at once (redrive uses as many). */
   readonly workers: number;
+  /** Longest one post to the collector may take (`observability.http_timeout`). */
+  readonly httpTimeoutMs: number;
   /** Events read ahead on this replica (queued or in flight). */
   queueDepth(): number;
   /**
@@ -588,6 +590,7 @@ export function createForwarder(deps: ForwarderDeps): Forwarder {
     client,
     replicaId,
     workers: settings.workers,
+    httpTimeoutMs: settings.httpTimeoutMs,
     queueDepth: depth,
 
     start() {

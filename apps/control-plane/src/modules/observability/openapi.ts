@@ -278,7 +278,7 @@ export const observabilityOpenApi: ZodOpenApiPathsObject = {
       tags: ['Observability'],
       summary: 'Replay parked batches',
       description:
-        'Posts parked batches again to the current collector, one attempt each, with their batch ids: each one delivered leaves the DLQ, each failure stays with its new error. No body, or `batch_ids`.',
+        'Posts parked batches again to the current collector, one attempt each, with their batch ids: each one delivered leaves the DLQ, each failure stays with its new error. No body, or `batch_ids`. A redrive claims its batches before it posts any: another redrive at the same time (on any replica) never sends them too, and each answer lists only what its own redrive sent.',
       requestBody: {
         required: false,
         content: {
@@ -317,6 +317,12 @@ export const observabilityOpenApi: ZodOpenApiPathsObject = {
             code: 'conflict',
             when: 'No webhook is configured, or it is disabled.',
             detail: 'The observability webhook is disabled; enable it before redriving parked batches.',
+          },
+          {
+            code: 'conflict',
+            when: 'A batch of `batch_ids` is being redriven by another request now (nothing is redriven).',
+            detail:
+              'The parked batch "obsb_7k2m9q1w7x3v5b8n0r6t2c1d4f" is being redriven by another request now; nothing was redriven.',
           },
         ]),
       },

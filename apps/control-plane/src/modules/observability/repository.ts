@@ -370,16 +370,6 @@ const headOf = (row: Record<string, unknown>): ParkedHead => ({
   eventCount: Number(row.event_count),
 });
 
-/** The oldest `limit` parked batches, or those of `batchIds`, without their events, oldest first. */
-export async function listParkedHeads(
-  db: Db,
-  options: { limit: number; batchIds?: string[] },
-): Promise<ParkedHead[]> {
-  const query = db(DLQ).select('id', 'batch_id', 'event_count').orderBy('id').limit(options.limit);
-  if (options.batchIds) query.whereIn('batch_id', options.batchIds);
-  return (await query).map(headOf);
-}
-
 /** One parked batch with its events; undefined once it left the DLQ. */
 export async function readParked(db: Db, id: number): Promise<ParkedBatch | undefined> {
   const row = await db(DLQ).where({ id }).first();
@@ -391,10 +381,16 @@ export async function countParked(db: Db): Promise<{ batches: number; events: nu
   return { batches: Number(row?.n ?? 0), events: Number(row?.e ?? 0) };
 }
 
-/** Empties the DLQ; its events count as dropped. Resolves with what went. */
+/**
+ * Empties the DLQ; its events count as dropped. Batches a redrive holds at `now` are left to it
+ * (delivered, they leave the queue; failed, they stay). Resolves with what went.
+ */
 export async function clearParked(db: Knex, now: Date): Promise<{ batches: number; events: number }> {
   return db.transaction(async (trx) => {
-    const removed = await trx(DLQ).delete().returning(['event_count']);
+    const removed = await trx(DLQ)
+      .where((q) => q.whereNull('claimed_by').orWhere('claim_expires_at', '<=', now))
+      .delete()
+      .returning(['event_count']);
     const events = removed.reduce(
       (sum: number, row: { event_count: number }) => sum + Number(row.event_count),
       0,
@@ -409,11 +405,83 @@ export async function clearParked(db: Knex, now: Date): Promise<{ batches: numbe
   });
 }
 
-/** A redriven batch the collector took: out of the DLQ, counted as forwarded. */
-export async function redriveDelivered(db: Knex, batch: ParkedBatch, now: Date): Promise<boolean> {
+/** One redrive's hold on the batches it sends: its id, the time it claims at, and until when. */
+export interface RedriveClaim {
+  by: string;
+  now: Date;
+  until: Date;
+}
+
+/**
+ * Claims for one redrive the oldest `limit` parked batches no other redrive holds (never claimed,
+ * or claimed by one whose claim ran out). Rows another redrive is claiming at this moment are
+ * skipped rather than waited for (`skip locked`), and rows it claimed just before no longer match
+ * when they are locked: two redrives at once, on one replica or two, never take the same batch.
+ */
+export async function claimParked(db: Db, claim: RedriveClaim, limit: number): Promise<ParkedHead[]> {
+  const result = await db.raw(
+    `update ${DLQ} set claimed_by = ?, claim_expires_at = ?
+      where id in (
+        select id from ${DLQ}
+         where claimed_by is null or claim_expires_at <= ?
+         order by id
+         limit ?
+         for update skip locked)
+      returning id, batch_id, event_count`,
+    [claim.by, claim.until, claim.now, limit],
+  );
+  return (result.rows as Array<Record<string, unknown>>).map(headOf).sort((a, b) => a.id - b.id);
+}
+
+/**
+ * Claims for one redrive exactly the parked batches `batchIds`, or none of them: when an id is not
+ * in the DLQ (`missing`) or another redrive holds its batch (`held`), nothing is claimed.
+ */
+export async function claimParkedByIds(
+  db: Knex,
+  claim: RedriveClaim,
+  batchIds: string[],
+): Promise<{ claimed: ParkedHead[]; missing: string[]; held: string[] }> {
   return db.transaction(async (trx) => {
-    const removed = await trx(DLQ).where({ id: batch.id }).delete().returning('id');
-    if (removed.length === 0) return false; // cleared or redriven meanwhile
+    const rows: Array<Record<string, unknown>> = await trx(DLQ)
+      .select('id', 'batch_id', 'event_count', 'claimed_by', 'claim_expires_at')
+      .whereIn('batch_id', batchIds)
+      .orderBy('id')
+      .forUpdate();
+    const found = new Set(rows.map((row) => row.batch_id));
+    const missing = batchIds.filter((id) => !found.has(id));
+    const held = rows
+      .filter((row) => row.claimed_by !== null && date(row.claim_expires_at) > claim.now)
+      .map((row) => row.batch_id as string);
+    if (missing.length > 0 || held.length > 0) return { claimed: [], missing, held };
+    await trx(DLQ)
+      .whereIn(
+        'id',
+        rows.map((row) => String(row.id)),
+      )
+      .update({ claimed_by: claim.by, claim_expires_at: claim.until });
+    return { claimed: rows.map(headOf), missing, held };
+  });
+}
+
+/** Lets go of every batch a redrive still holds (it ended, or failed before sending them all). */
+export async function releaseClaims(db: Db, claimedBy: string): Promise<void> {
+  await db(DLQ).where({ claimed_by: claimedBy }).update({ claimed_by: null, claim_expires_at: null });
+}
+
+/**
+ * A redriven batch the collector took: out of the DLQ, counted as forwarded, if this redrive still
+ * holds it (false when its claim ran out and another redrive took the batch over).
+ */
+export async function redriveDelivered(
+  db: Knex,
+  batch: ParkedBatch,
+  claimedBy: string,
+  now: Date,
+): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    const removed = await trx(DLQ).where({ id: batch.id, claimed_by: claimedBy }).delete().returning('id');
+    if (removed.length === 0) return false;
     await ensureState(trx, now);
     await trx(FORWARDER)
       .where({ id: 1 })
@@ -426,21 +494,27 @@ export async function redriveDelivered(db: Knex, batch: ParkedBatch, now: Date):
   });
 }
 
-/** A redriven batch that failed again: it stays, with one more attempt and the new error. */
+/**
+ * A redriven batch that failed again: it stays, with one more attempt and the new error, and is
+ * free for the next redrive. Its row is left alone if this redrive no longer holds it.
+ */
 export async function redriveFailed(
   db: Knex,
   batch: ParkedBatch,
+  claimedBy: string,
   failure: { error: string; statusCode: number | null },
   now: Date,
 ): Promise<void> {
   await db.transaction(async (trx) => {
     await trx(DLQ)
-      .where({ id: batch.id })
+      .where({ id: batch.id, claimed_by: claimedBy })
       .update({
         attempts: trx.raw('attempts + 1'),
         last_error: failure.error,
         last_status_code: failure.statusCode,
         failed_at: now,
+        claimed_by: null,
+        claim_expires_at: null,
       });
     await ensureState(trx, now);
     await trx(FORWARDER)

@@ -46,7 +46,20 @@ export const MAX_REDRIVE_BATCHES = 100;
 /** The optional body of POST .../redrive. */
 export const RedriveBodySchema = z
   .strictObject({
-    batch_ids: nullable(z.array(z.string().min(1).max(64)).min(1).max(MAX_REDRIVE_BATCHES)).meta({
+    // Batch ids are printable ASCII (`obsb_...`); anything else is no batch, and a NUL could not
+    // even be looked up.
+    batch_ids: nullable(
+      z
+        .array(
+          z
+            .string()
+            .min(1)
+            .max(64)
+            .regex(/^[\x21-\x7e]+$/, 'not a batch id'),
+        )
+        .min(1)
+        .max(MAX_REDRIVE_BATCHES),
+    ).meta({
       description: `Redrive only these parked batches (at most ${MAX_REDRIVE_BATCHES}); absent or null: the oldest ${MAX_REDRIVE_BATCHES}.`,
     }),
   })

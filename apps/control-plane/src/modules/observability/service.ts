@@ -1,23 +1,25 @@
-import { ProblemError } from '@switchyard/shared';
+import { newId, ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
 import { checkWebhook, type HostLookup, type WebhookSettings } from '../webhooks/index.ts';
 import type { Forwarder } from './forwarder.ts';
 import {
   type CollectorSettings,
+  claimParked,
+  claimParkedByIds,
   clearParked,
   countParked,
   databaseNow,
   deleteSettings,
   type ForwarderState,
   listParked,
-  listParkedHeads,
   type ParkedHead,
   readParked,
   readSettings,
   readState,
   redriveDelivered,
   redriveFailed,
+  releaseClaims,
   restartForwarding,
   writeSettings,
 } from './repository.ts';
@@ -46,6 +48,9 @@ export interface RedriveOutcome {
   statusCode: number | null;
   error: string | null;
 }
+
+/** What a redrive's claim lasts beyond the time its posts may take (see redrive). */
+const CLAIM_MARGIN_MS = 60_000;
 
 const notConfigured = () =>
   new ProblemError(
@@ -140,6 +145,10 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
     /**
      * Posts parked batches again (one attempt each, `workers` at once, same batch ids): each one
      * delivered leaves the DLQ and counts as forwarded; each failure stays with its new error.
+     * The batches are claimed before anything is posted, so a redrive running at the same time (on
+     * this replica or another) never sends them too, and each answer reports only what its own
+     * redrive sent: the no-body form takes the oldest batches nobody holds; named batch ids that
+     * another redrive holds are a 409 and nothing is sent.
      */
     async redrive(batchIds?: string[]): Promise<{ outcomes: RedriveOutcome[]; remaining: number }> {
       const collector = await readSettings(db);
@@ -155,29 +164,49 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
           'The observability webhook is disabled; enable it before redriving parked batches.',
         );
       }
+      const workers = Math.max(1, forwarder.workers);
+      const now = clock.now();
+      // Long enough for every post this redrive may make (each bounded by http_timeout, `workers`
+      // at once), plus a minute for the database: a redrive that died frees its batches then.
+      const rounds = Math.ceil((batchIds?.length ?? MAX_REDRIVE_BATCHES) / workers);
+      const claim = {
+        by: `${forwarder.replicaId}/${newId('redrive')}`,
+        now: new Date(now),
+        until: new Date(now + rounds * forwarder.httpTimeoutMs + CLAIM_MARGIN_MS),
+      };
       // Chosen without their events; each batch's events are read when a worker posts it, so a
       // redrive holds at most `workers` batches in memory, not a hundred.
       let batches: ParkedHead[];
       if (batchIds) {
-        batches = await listParkedHeads(db, { limit: MAX_REDRIVE_BATCHES, batchIds });
-        const missing = batchIds.filter((id) => !batches.some((batch) => batch.batchId === id));
-        if (missing.length > 0) {
+        const claimed = await claimParkedByIds(db, claim, batchIds);
+        if (claimed.missing.length > 0) {
           throw new ProblemError(
             'not_found',
-            `No parked batch has the id ${JSON.stringify(missing[0]?.slice(0, 64))}; nothing was redriven.`,
+            `No parked batch has the id ${JSON.stringify(claimed.missing[0]?.slice(0, 64))}; nothing was redriven.`,
           );
         }
+        if (claimed.held.length > 0) {
+          throw new ProblemError(
+            'conflict',
+            `The parked batch ${JSON.stringify(claimed.held[0])} is being redriven by another request now; nothing was redriven.`,
+            {
+              resolution:
+                'Wait for that redrive to answer, then list the DLQ again: what it delivered is gone.',
+            },
+          );
+        }
+        batches = claimed.claimed;
       } else {
-        batches = await listParkedHeads(db, { limit: MAX_REDRIVE_BATCHES });
+        batches = await claimParked(db, claim, MAX_REDRIVE_BATCHES);
       }
       const outcomes: RedriveOutcome[] = [];
-      const workers = Math.max(1, deps.forwarder.workers);
       let next = 0;
       const work = async () => {
         while (next < batches.length) {
           const head = batches[next++] as ParkedHead;
           const batch = await readParked(db, head.id);
           if (!batch) {
+            // Only once this redrive's claim ran out: another redrive or a clear took the batch.
             outcomes.push({
               batchId: head.batchId,
               events: head.eventCount,
@@ -188,18 +217,25 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
             continue;
           }
           const result = await forwarder.client.post(batch, collector, new Date(clock.now()));
-          const now = new Date(clock.now());
+          const at = new Date(clock.now());
           if (result.error === null) {
-            const removed = await redriveDelivered(db, batch, now);
+            // The collector took it: delivered, whether or not this redrive still held it.
+            await redriveDelivered(db, batch, claim.by, at);
             outcomes.push({
               batchId: batch.batchId,
               events: batch.eventCount,
-              delivered: removed,
+              delivered: true,
               statusCode: result.statusCode,
-              error: removed ? null : 'the batch left the dead-letter queue meanwhile (cleared or redriven)',
+              error: null,
             });
           } else {
-            await redriveFailed(db, batch, { error: result.error, statusCode: result.statusCode }, now);
+            await redriveFailed(
+              db,
+              batch,
+              claim.by,
+              { error: result.error, statusCode: result.statusCode },
+              at,
+            );
             outcomes.push({
               batchId: batch.batchId,
               events: batch.eventCount,
@@ -210,7 +246,12 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
           }
         }
       };
-      await Promise.all(Array.from({ length: Math.min(workers, batches.length) }, work));
+      try {
+        await Promise.all(Array.from({ length: Math.min(workers, batches.length) }, work));
+      } finally {
+        // Whatever is still held (a worker failed on the database) is free for the next redrive.
+        if (batches.length > 0) await releaseClaims(db, claim.by);
+      }
       const order = new Map(batches.map((batch, index) => [batch.batchId, index]));
       outcomes.sort((a, b) => (order.get(a.batchId) ?? 0) - (order.get(b.batchId) ?? 0));
       return { outcomes, remaining: (await countParked(db)).batches };

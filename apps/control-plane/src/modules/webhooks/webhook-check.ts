@@ -2,6 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
+import { findUnstorable } from '../../platform/json-storable.ts';
 import type { WebhookSettings } from './settings.ts';
 
 /** Where execution outcomes are POSTed, as registered with an async execute request (spec §2). */
@@ -211,6 +212,14 @@ export async function checkWebhook(
         return {
           registered: false,
           error: `webhook.secret is at most ${MAX_WEBHOOK_SECRET_LENGTH} characters`,
+        };
+      }
+      // The secret is kept in the database, which cannot store these (and no signer could agree
+      // on the bytes of a lone surrogate).
+      if (findUnstorable(secret)) {
+        return {
+          registered: false,
+          error: 'webhook.secret may not contain U+0000 or a lone UTF-16 surrogate',
         };
       }
     }
