@@ -950,7 +950,7 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', awaiter, { status: 'waiting' }, { key: false })).status).toBe(401);
   });
 
-  it('connector: every operation under both prefixes; 200, 202, 401, 403, 404, 409, 413, 502, 503 and 504', async () => {
+  it('connector: every operation under both prefixes; 200, 202, 400, 401, 403, 404, 409, 413, 502, 503 and 504', async () => {
     const token = { Authorization: `Bearer ${CONNECTOR_TOKEN}` };
     const as = (headers: Record<string, string>) => ({ key: false, headers });
     // Other deployments on the same database: the connector disabled, and granting nothing.
@@ -1013,6 +1013,9 @@ describe('real answers match the document', () => {
           const missing = path.replace(restarts, `${restarts}-missing`);
           expect((await exercise(method, missing, body, as(token))).status, missing).toBe(404);
         }
+      }
+      for (const list of [`${prefix}/reasoners?limit=0`, `${prefix}/groups?cursor=x.y`]) {
+        expect((await exercise('GET', list, undefined, as(token))).status, list).toBe(400);
       }
       const weight = `${versions}/1.0.0/weight`;
       expect((await exercise('PUT', weight, { weight: -1 }, as(token))).status).toBe(400);
