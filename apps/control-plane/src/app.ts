@@ -135,6 +135,7 @@ export function createApp(deps: AppDeps): Koa {
   const configStore = createConfigStoreService({
     db: deps.db,
     clock,
+    maxVersions: config.configStore.maxVersions,
     events,
     log,
     // The control plane's own config must be a settings document it would load; other names are
