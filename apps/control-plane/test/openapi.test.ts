@@ -700,7 +700,7 @@ describe('real answers match the document', () => {
     ).toBe(401);
   });
 
-  it('memory: set, get, delete and list; 400, 404, 413 and 401', async () => {
+  it('memory: set, get, delete and list; 400, 404, 409, 413 and 401', async () => {
     const headers = { 'X-Workflow-ID': 'wf_oas' };
     const set = await exercise(
       'POST',
@@ -713,6 +713,14 @@ describe('real answers match the document', () => {
     const big = { key: 'big', data: 'x'.repeat(config.memory.maxValueBytes) };
     expect((await exercise('POST', '/api/v1/memory/set', big)).status).toBe(413);
     expect((await exercise('POST', '/api/v1/memory/set', big, { key: false })).status).toBe(401);
+    // A deployment whose scopes hold one entry: the second key of a scope is over its quota.
+    const smallConfig = defaultConfig();
+    smallConfig.api.auth = config.api.auth;
+    smallConfig.memory.scopeMaxEntries = 1;
+    const small = await listen(createApp({ db: handle.db, config: smallConfig, log: silentLogger() }));
+    const full = { headers: { 'X-Workflow-ID': 'wf_oas_full' }, at: small };
+    expect((await exercise('POST', '/api/v1/memory/set', { key: 'one', data: 1 }, full)).status).toBe(200);
+    expect((await exercise('POST', '/api/v1/memory/set', { key: 'two', data: 2 }, full)).status).toBe(409);
     expect((await exercise('POST', '/api/v1/memory/get', { key: 'draft' }, { headers })).body.data).toEqual({
       words: 412,
     });

@@ -16,6 +16,7 @@ import { createApprovalRequests } from './20261123090800_create_approval_request
 import { addConfigVersions } from './20261123090900_add_config_versions.ts';
 import { createObservability } from './20261123091000_create_observability.ts';
 import { acceptsWebhookStrings } from './20261126090000_accepts_webhook_strings.ts';
+import { memoryScopeUsage } from './20261127090000_memory_scope_usage.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -38,5 +39,6 @@ export const controlPlaneMigrations: MigrationSet = {
     addConfigVersions,
     createObservability,
     acceptsWebhookStrings,
+    memoryScopeUsage,
   ],
 };
