@@ -282,6 +282,10 @@ const NextCursor = z.string().nullable().meta({
 
 const MiB = CONNECTOR_ANSWER_BYTES / (1024 * 1024);
 
+const CacheHeader = z.object({
+  'X-Connector-Cache': z.enum(['hit', 'miss']).meta({ description: 'Whether the page came from the cache.' }),
+});
+
 /** What the list descriptions say about paging, once. */
 const pagingRule = `At most \`limit\` entries and ${MiB} MiB a page (a page ends before the entry that would pass it, and always holds one): continue with \`cursor=next_cursor\` until it is null. Pages are keyed by the last entry, not an offset, so an entry registered between two requests is listed once, on a later page when it sorts after the cursor, and never shifts others onto two pages; \`total\` counts the whole list as it is now. Answers are cached per page (\`X-Connector-Cache: hit\` or \`miss\`, \`connector.cache_ttl\`), and every node change clears the cache on every replica.`;
 
@@ -381,6 +385,7 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
           ok: {
             '200': {
               description: 'One page of functions.',
+              headers: CacheHeader,
               ...json(
                 z.object({
                   total: z.int().min(0).meta({ description: 'Functions in the whole list.' }),
@@ -455,6 +460,7 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
           ok: {
             '200': {
               description: 'One page of groups.',
+              headers: CacheHeader,
               ...json(
                 z.object({
                   total: z.int().min(0).meta({ description: 'Groups in the whole list.' }),
