@@ -1,5 +1,4 @@
 import { ProblemError } from '@switchyard/shared';
-import type { Knex } from 'knex';
 import type { ProblemCase } from '../../platform/openapi/problem.ts';
 import { memorySettings } from './settings.ts';
 
@@ -58,24 +57,22 @@ function quotaProblem(error: unknown): ProblemError | undefined {
 }
 
 /**
- * Runs `write` in a transaction whose memory writes are held to `quota`; a write past it becomes
- * 409 quota_exceeded and the whole transaction (its change event included) is rolled back.
+ * Select-list items that hold the rest of the transaction's memory writes to a quota (bind
+ * {@link quotaBindings}). Writes put them in a statement they run anyway, before their first
+ * write (a set's lock CTE, a vector store's scope lock), so the quota costs no round trip; the
+ * settings are transaction-local, so a pooled connection keeps nothing afterwards.
  */
-export async function withinScopeQuota<T>(
-  db: Knex,
-  quota: ScopeQuota,
-  write: (trx: Knex.Transaction) => Promise<T>,
-): Promise<T> {
+export const QUOTA_SETTINGS = `set_config('switchyard.memory_scope_max_entries', ?, true),
+  set_config('switchyard.memory_scope_max_bytes', ?, true)`;
+
+export function quotaBindings(quota: ScopeQuota): string[] {
+  return [String(quota.maxEntries), String(quota.maxBytes)];
+}
+
+/** Resolves as `write` does, except that a write the quota refused becomes 409 quota_exceeded. */
+export async function refusedPastQuota<T>(write: Promise<T>): Promise<T> {
   try {
-    return await db.transaction(async (trx) => {
-      // Transaction-local (the third argument): a pooled connection keeps nothing afterwards.
-      await trx.raw(
-        `select set_config('switchyard.memory_scope_max_entries', ?, true),
-                set_config('switchyard.memory_scope_max_bytes', ?, true)`,
-        [String(quota.maxEntries), String(quota.maxBytes)],
-      );
-      return write(trx);
-    });
+    return await write;
   } catch (error) {
     throw quotaProblem(error) ?? error;
   }

@@ -7,7 +7,7 @@ import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import { MEMORY_STREAM } from './events.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import { deleteEntry, findEntry, listEntries, type MemoryEntry, setEntry } from './repository.ts';
-import { withinScopeQuota } from './scope-quota.ts';
+import { refusedPastQuota } from './scope-quota.ts';
 import { notFoundIn, readScopes, type ScopeRef, type ScopeRequest, writeScope } from './scopes.ts';
 import type { memorySettings } from './settings.ts';
 
@@ -82,7 +82,7 @@ export function createMemoryService(deps: MemoryServiceDeps) {
       const ref = writeScope(request);
       const text = storable(data);
       const at = new Date(clock.now());
-      const entry = await withinScopeQuota(db, quota, (trx) => setEntry(trx, ref, key, text, at));
+      const entry = await refusedPastQuota(setEntry(db, ref, key, text, at, quota));
       eventLog.announce(MEMORY_STREAM);
       count('set', ref.scope);
       return { ...entry, data };

@@ -5,7 +5,7 @@ import type { ValuesOf } from '../../platform/config/setting.ts';
 import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MemoryMetrics } from './metrics.ts';
-import { withinScopeQuota } from './scope-quota.ts';
+import { refusedPastQuota } from './scope-quota.ts';
 import {
   notFoundIn,
   readScopes,
@@ -120,17 +120,19 @@ export function createVectorService(deps: VectorServiceDeps) {
       }
       const embedding = encodeEmbedding(vector.embedding);
       const { dimensions } = embedding;
-      const written = await withinScopeQuota(db, quota, async (trx) => {
-        await lockScope(trx, ref);
-        const other = await otherDimension(trx, ref, vector.key, dimensions);
-        if (other !== undefined) {
-          throw new ProblemError(
-            'conflict',
-            `The ${ref.scope} scope "${ref.scopeId}" holds vectors of ${other} dimensions; this one has ${dimensions}. One scope holds vectors of one dimension: use another scope, or delete its vectors first.`,
-          );
-        }
-        return upsertVector(trx, { ref, key: vector.key, embedding, metadata, at: new Date(clock.now()) });
-      });
+      const written = await refusedPastQuota(
+        db.transaction(async (trx) => {
+          await lockScope(trx, ref, quota);
+          const other = await otherDimension(trx, ref, vector.key, dimensions);
+          if (other !== undefined) {
+            throw new ProblemError(
+              'conflict',
+              `The ${ref.scope} scope "${ref.scopeId}" holds vectors of ${other} dimensions; this one has ${dimensions}. One scope holds vectors of one dimension: use another scope, or delete its vectors first.`,
+            );
+          }
+          return upsertVector(trx, { ref, key: vector.key, embedding, metadata, at: new Date(clock.now()) });
+        }),
+      );
       await engines.ensureIndex(dimensions);
       count('vector_set', ref.scope);
       return { ...ref, key: vector.key, dimensions, ...written };
