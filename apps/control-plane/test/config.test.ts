@@ -91,6 +91,8 @@ describe('loadConfig defaults', () => {
         syncTimeoutMs: 60_000,
         queueSize: 10_000,
         dispatchConcurrency: 64,
+        maxConcurrentPerNode: 32,
+        answerTimeoutMs: 600_000,
         orphanGraceMs: 120_000,
         maxSilenceMs: 86_400_000,
         webhookMaxAttempts: 3,
@@ -173,6 +175,8 @@ execution_queue:
   sync_timeout: 2m
   queue_size: 50
   dispatch_concurrency: 8
+  max_concurrent_per_node: 3
+  answer_timeout: 90s
   orphan_grace: 30s
   max_silence: 0
   webhook_max_attempts: 5
@@ -238,6 +242,8 @@ connector:
       syncTimeoutMs: 120_000,
       queueSize: 50,
       dispatchConcurrency: 8,
+      maxConcurrentPerNode: 3,
+      answerTimeoutMs: 90_000,
       orphanGraceMs: 30_000,
       maxSilenceMs: 0,
       webhookMaxAttempts: 5,

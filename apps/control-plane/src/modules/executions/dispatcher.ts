@@ -9,7 +9,7 @@ import { type AgentClient, callContextOf } from './agent-client.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
 import type { ExecutionRow } from './records.ts';
-import { claimQueued, markAccepted, recordRoutes, requeue } from './repository.ts';
+import { claimQueued, findExecution, markAccepted, recordRoutes, requeue } from './repository.ts';
 import type { Resolver, Route } from './resolver.ts';
 import { outcomeOf } from './service.ts';
 import { parseTarget } from './targets.ts';
@@ -36,7 +36,12 @@ export interface DispatcherDeps {
   agents: AgentClient;
   finisher: Finisher;
   replicaId: string;
+  /** Calls in flight at once on this replica (execution_queue.dispatch_concurrency). */
   concurrency: number;
+  /** Calls in flight at once to one node (execution_queue.max_concurrent_per_node). */
+  perNode: number;
+  /** How long a call may go without an answer or a report before it ends as timeout. */
+  answerTimeoutMs: number;
 }
 
 function backoffMs(dispatches: number): number {
@@ -50,10 +55,18 @@ function backoffMs(dispatches: number): number {
  * and calls the agents, at most `concurrency` calls in flight. It runs when woken: by a
  * submission on this replica, by the bus when another replica enqueued, when a call finishes
  * and frees a slot, and when a backed-off execution falls due.
+ *
+ * No node can stall the others: at most `perNode` calls are open to one node at once (a claim
+ * skips the queued executions of a node at its cap, so the other nodes' executions behind them
+ * are claimed), and a call the agent neither answers nor reports on for `answerTimeoutMs` ends
+ * as `timeout` and frees its slot. An agent that answered 202, or reported while it works, is
+ * past that rule: the asynchronous lane has no execution time limit (only max_silence).
  */
 export function createDispatcher(deps: DispatcherDeps) {
   const { db, clock, log } = deps;
   let inFlight = 0;
+  /** Calls open per node, for the per-node cap. */
+  const perNode = new Map<string, number>();
   let pumping = false;
   let again = false;
   let stopped = true;
@@ -102,10 +115,33 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
   }
 
+  /**
+   * The answer rule: a call still open after `answerTimeoutMs` ends as timeout unless the agent
+   * reported on it meanwhile (a report sets accepted_at: it has the work and is on it). Reading
+   * the row first is racy only against a report arriving in the same instant, which then finds
+   * the execution ended, as it would after a cancel.
+   */
+  async function endUnanswered(row: ExecutionRow, chosen: Route): Promise<void> {
+    const now = await findExecution(db, row.execution_id);
+    if (now?.status !== 'running' || now.accepted_at !== null) return;
+    const where = `${chosen.instance.nodeId}@${chosen.instance.version}`;
+    const seconds = Math.round(deps.answerTimeoutMs / 1000);
+    await deps.finisher.finish(row.execution_id, {
+      status: 'timeout',
+      error: `the agent ${where} neither answered the call nor reported on it within ${seconds} s (execution_queue.answer_timeout); long work should answer 202 and report through the status callback`,
+    });
+  }
+
   async function forward(row: ExecutionRow, chosen: Route): Promise<void> {
     const abort = new AbortController();
     aborts.set(row.execution_id, abort);
     const unsubscribe = deps.finisher.onFinished(row.execution_id, () => abort.abort());
+    const answerTimer = setTimeout(() => {
+      endUnanswered(row, chosen).catch((error) =>
+        log.error({ err: error, execution_id: row.execution_id }, 'could not end an unanswered call'),
+      );
+    }, deps.answerTimeoutMs);
+    answerTimer.unref();
     try {
       const answer = await deps.agents.call(
         chosen.instance.baseUrl,
@@ -132,16 +168,42 @@ export function createDispatcher(deps: DispatcherDeps) {
         outcome.error = `${answer.error} (after ${row.dispatch_count} attempts)`;
       await deps.finisher.finish(row.execution_id, outcome);
     } finally {
+      clearTimeout(answerTimer);
       unsubscribe();
       aborts.delete(row.execution_id);
     }
   }
 
-  /** Claims one batch and starts its calls; returns how many rows it claimed. */
-  async function claimBatch(room: number): Promise<number> {
+  /** Room left per node that has calls open here (the others have `perNode`). */
+  function nodeRooms(): Map<string, number> {
+    const rooms = new Map<string, number>();
+    for (const [node, open] of perNode) rooms.set(node, Math.max(0, deps.perNode - open));
+    return rooms;
+  }
+
+  function opened(node: string): void {
+    inFlight += 1;
+    perNode.set(node, (perNode.get(node) ?? 0) + 1);
+  }
+
+  function closed(node: string): void {
+    inFlight -= 1;
+    const open = (perNode.get(node) ?? 1) - 1;
+    if (open > 0) perNode.set(node, open);
+    else perNode.delete(node);
+  }
+
+  /**
+   * Claims one batch and starts its calls; returns how many rows it claimed and whether a node
+   * reached its cap in it (then the queue may hold other nodes' work the cap kept out of it).
+   */
+  async function claimBatch(room: number): Promise<{ claimed: number; capped: boolean }> {
     const now = new Date(clock.now());
-    const rows = await claimQueued(db, deps.replicaId, room, now);
-    if (rows.length === 0) return 0;
+    const rows = await claimQueued(db, deps.replicaId, room, now, {
+      perNode: deps.perNode,
+      rooms: nodeRooms(),
+    });
+    if (rows.length === 0) return { claimed: 0, capped: false };
     const routed: Array<{ row: ExecutionRow; route: Route }> = [];
     const waiting: ExecutionRow[] = [];
     const gone: Array<{ row: ExecutionRow; error: Error }> = [];
@@ -180,17 +242,18 @@ export function createDispatcher(deps: DispatcherDeps) {
       });
     }
     for (const { row, route } of routed) {
-      inFlight += 1;
+      opened(row.node_id);
       const call = forward(row, route)
         .catch((error) => log.error({ err: error, execution_id: row.execution_id }, 'dispatch failed'))
         .finally(() => {
-          inFlight -= 1;
+          closed(row.node_id);
           calls.delete(call);
           wake();
         });
       calls.add(call);
     }
-    return rows.length;
+    const capped = rows.some((row) => (perNode.get(row.node_id) ?? 0) >= deps.perNode);
+    return { claimed: rows.length, capped };
   }
 
   async function pump(): Promise<void> {
@@ -204,8 +267,8 @@ export function createDispatcher(deps: DispatcherDeps) {
         again = false;
         while (!stopped && inFlight < deps.concurrency) {
           const room = Math.min(64, deps.concurrency - inFlight);
-          const claimed = await claimBatch(room);
-          if (claimed < room) break;
+          const { claimed, capped } = await claimBatch(room);
+          if (claimed < room && !capped) break;
         }
       } while (again && !stopped && inFlight < deps.concurrency);
     } catch (error) {

@@ -171,9 +171,12 @@ export function createFinisher(deps: FinisherDeps) {
     if (row.duration_ms !== null) deps.metrics.executionDurationSeconds.observe(row.duration_ms / 1000);
     deps.metrics.workflowDagDepth.observe(row.depth);
     notifyLocal(row.execution_id);
-    // The caller of a sync call waits on the replica that took it (dispatched_by): when that is
-    // this one, the local wake-up above was enough and no NOTIFY is spent on it.
-    if (row.lane === 'sync' && row.dispatched_by !== deps.replicaId) {
+    // The caller of a sync call waits on the replica that took it (dispatched_by), and an async
+    // call the agent had not answered yet is still open there, holding a dispatch slot: when
+    // that is another replica, tell it. When it is this one, the local wake-up above was enough
+    // and no NOTIFY is spent on it (nor on the common async end: a callback after a 202).
+    const openElsewhere = row.lane === 'sync' || (row.dispatched_by !== null && row.accepted_at === null);
+    if (openElsewhere && row.dispatched_by !== deps.replicaId) {
       deps.events
         .publish(SYNC_FINISHED_TOPIC, { execution_id: row.execution_id })
         .catch((error) => deps.log.warn({ err: error }, 'could not announce a finished execution'));

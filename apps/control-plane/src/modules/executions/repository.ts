@@ -200,19 +200,37 @@ export async function claimQueued(
   replicaId: string,
   limit: number,
   now: Date,
+  fairness: { perNode: number; rooms: Map<string, number> },
 ): Promise<ExecutionRow[]> {
+  // Oldest due first, but no node gets more than its room (the per-node cap less the calls
+  // already open to it here): a node at its cap is skipped so the executions of the other
+  // nodes queued behind its backlog are claimed. The candidates are read a few batches deep so
+  // a node with room for only a few still leaves the rest of the batch to the others.
+  const rooms = JSON.stringify([...fairness.rooms].map(([node, room]) => ({ node, room })));
   const result = await db.raw(
-    `with due as (
-       select execution_id from executions
+    `with room as (
+       select node, room from jsonb_to_recordset(?::jsonb) as r(node text, room int)),
+     candidates as (
+       select execution_id, node_id, available_at, created_at from executions
         where status = 'queued' and available_at <= ?
+          and node_id not in (select node from room where room <= 0)
         order by available_at, created_at
-        limit ? for update skip locked)
+        limit ? for update skip locked),
+     due as (
+       select execution_id from (
+         select c.execution_id, c.available_at, c.created_at,
+                row_number() over (partition by c.node_id order by c.available_at, c.created_at) as nth,
+                coalesce(room.room, ?) as room
+           from candidates c left join room on room.node = c.node_id) ranked
+        where nth <= room
+        order by available_at, created_at
+        limit ?)
      update executions e
         set status = 'running', dispatched_by = ?, dispatch_count = e.dispatch_count + 1,
             accepted_at = null, dispatched_at = ?, updated_at = ?
        from due where e.execution_id = due.execution_id
      returning e.*`,
-    [now, limit, replicaId, now, now],
+    [rooms, now, limit * 4, fairness.perNode, limit, replicaId, now, now],
   );
   return result.rows as ExecutionRow[];
 }

@@ -67,6 +67,8 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     finisher,
     replicaId: deps.replicaId,
     concurrency: deps.settings.dispatchConcurrency,
+    perNode: deps.settings.maxConcurrentPerNode,
+    answerTimeoutMs: deps.settings.answerTimeoutMs,
   });
   const reaper = createReaper({
     db,

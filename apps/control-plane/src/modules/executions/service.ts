@@ -27,6 +27,8 @@ export interface ExecutionQueueSettings {
   syncTimeoutMs: number;
   queueSize: number;
   dispatchConcurrency: number;
+  maxConcurrentPerNode: number;
+  answerTimeoutMs: number;
   orphanGraceMs: number;
   maxSilenceMs: number;
 }

@@ -30,6 +30,24 @@ export const executionQueueSettings = {
     fromDatabase: true,
     meaning: 'Async executions each replica forwards to agents at once.',
   }),
+  maxConcurrentPerNode: setting({
+    key: 'execution_queue.max_concurrent_per_node',
+    env: 'SWITCHYARD_EXECUTION_QUEUE_MAX_CONCURRENT_PER_NODE',
+    schema: integerSetting(1, 10_000),
+    default: 32,
+    fromDatabase: true,
+    meaning:
+      "Async calls each replica has open to one node at once; keep it below dispatch_concurrency so a node that stops answering cannot hold every slot and stall the other nodes' executions.",
+  }),
+  answerTimeoutMs: setting({
+    key: 'execution_queue.answer_timeout',
+    env: 'SWITCHYARD_EXECUTION_QUEUE_ANSWER_TIMEOUT',
+    schema: durationSetting({ min: 1000 }),
+    default: '10m',
+    fromDatabase: true,
+    meaning:
+      'An async call the agent has neither answered (its result, or 202 to work on in the background) nor reported on for this long ends as timeout; once it answers 202 or reports, only max_silence applies.',
+  }),
   orphanGraceMs: setting({
     key: 'execution_queue.orphan_grace',
     env: 'SWITCHYARD_EXECUTION_QUEUE_ORPHAN_GRACE',
