@@ -106,8 +106,8 @@ describe('loadConfig defaults', () => {
       },
       memory: {
         maxValueBytes: 1_048_576,
-        scopeMaxEntries: 100_000,
-        scopeMaxBytes: 67_108_864,
+        scopeMaxEntries: 1_000_000,
+        scopeMaxBytes: 268_435_456,
         maxVectorDimensions: 4096,
         vectorSearch: 'auto',
         vectorEfSearch: 100,
