@@ -9,7 +9,9 @@
  * - an event id received from A resumes on B (SSE Last-Event-ID, WebSocket last_event_id) with
  *   exactly the changes A delivered after it;
  * - B shutting down (SIGTERM) closes its WebSocket subscribers with 1001 and ends its SSE streams,
- *   and they resume on A with their last id without missing a change.
+ *   and they resume on A with their last id without missing a change;
+ * - writers racing through two processes for the last room of a scope's quota get exactly the
+ *   entries that fit, the others 409 quota_exceeded.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -289,5 +291,55 @@ describe('memory event streams across two control-plane replicas on one PostgreS
       expect(wsOnA.changes.map((c) => c.key)).toEqual(['during', 'after']);
       expect(sseOnA.changes.map((c) => c.key)).toEqual(['during', 'after']);
     },
+  );
+});
+
+describe('the memory scope quota across two control-plane processes on one PostgreSQL database', () => {
+  it.skipIf(!POSTGRES)(
+    `writers racing through both replicas for a scope's last room get exactly the entries that fit (${note})`,
+    async () => {
+      const quota = { SWITCHYARD_MEMORY_SCOPE_MAX_ENTRIES: '25' };
+      const dirs = [mkdtempSync(join(tmpdir(), 'sy-quota-a-')), mkdtempSync(join(tmpdir(), 'sy-quota-b-'))];
+      const pair: ControlPlaneProcess[] = [];
+      try {
+        for (const dir of dirs) {
+          pair.push(await startControlPlaneProcess({ dir, databaseUrl: database!.url, env: quota }));
+        }
+        const scopeId = `wf_${RUN_ID}_quota`;
+        const write = (url: string, key: string) =>
+          fetch(`${url}/api/v1/memory/set`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ key, data: { key }, scope: 'workflow', scope_id: scopeId }),
+          }).then(async (response) => ({ status: response.status, body: await response.json() }));
+        for (let n = 0; n < 20; n++) expect((await write(pair[0]!.url, `before-${n}`)).status).toBe(200);
+        // 60 writers, 30 on each replica, for the last 5 entries.
+        const answers = await Promise.all(
+          Array.from({ length: 60 }, (_, n) => write(pair[n % 2]!.url, `race-${n}`)),
+        );
+        expect(answers.filter((a) => a.status === 200)).toHaveLength(5);
+        const refused = answers.filter((a) => a.status === 409);
+        expect(refused).toHaveLength(55);
+        for (const answer of refused)
+          expect(answer.body).toMatchObject({ code: 'quota_exceeded', entries: 25 });
+        const listed = await fetch(
+          `${pair[1]!.url}/api/v1/memory/list?scope=workflow&scope_id=${scopeId}&limit=1000`,
+        );
+        expect(((await listed.json()) as unknown[]).length).toBe(25);
+        // A delete through one replica frees room for a write through the other.
+        const removed = await fetch(`${pair[0]!.url}/api/v1/memory/delete`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ key: 'before-0', scope: 'workflow', scope_id: scopeId }),
+        });
+        expect(removed.status).toBe(200);
+        expect((await write(pair[1]!.url, 'after-delete')).status).toBe(200);
+        expect((await write(pair[0]!.url, 'one-too-many')).status).toBe(409);
+      } finally {
+        await Promise.all(pair.map((process) => process.stop()));
+        for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+      }
+    },
+    120_000,
   );
 });

@@ -8,7 +8,12 @@ import {
   configStoreRouter,
   createConfigStoreService,
 } from './modules/config-store/index.ts';
-import { CONNECTOR_SECURITY_SCHEMES, connectorOpenApi, connectorRouters } from './modules/connector/index.ts';
+import {
+  CONNECTOR_SECURITY_SCHEMES,
+  connectorOpenApi,
+  connectorRouters,
+  createConnectorListings,
+} from './modules/connector/index.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
@@ -130,6 +135,7 @@ export function createApp(deps: AppDeps): Koa {
   const configStore = createConfigStoreService({
     db: deps.db,
     clock,
+    maxVersions: config.configStore.maxVersions,
     events,
     log,
     // The control plane's own config must be a settings document it would load; other names are
@@ -148,8 +154,17 @@ export function createApp(deps: AppDeps): Koa {
     cacheTtlMs: config.discovery.cacheTtlMs,
     clock,
   });
-  // Any node change (registration, status, removal, update) may change a discovery answer.
-  events.subscribe(NODES_TOPIC, () => discovery.invalidate());
+  const connectorListings = createConnectorListings({
+    listInstances: () => listNodeInstances(deps.db, {}, 'summary'),
+    cacheTtlMs: config.connector.cacheTtlMs,
+    clock,
+  });
+  // Any node change (registration, status, removal, update) may change a discovery answer or a
+  // connector list; the bus carries each change to every replica.
+  events.subscribe(NODES_TOPIC, () => {
+    discovery.invalidate();
+    connectorListings.invalidate();
+  });
 
   const memoryMetrics = createMemoryMetrics(registry);
   const memory = createMemoryService({
@@ -208,6 +223,7 @@ export function createApp(deps: AppDeps): Koa {
     ...connectorRouters({
       db: deps.db,
       nodes: nodeRuntime,
+      listings: connectorListings,
       access: () => config.connector,
       agentApiKey: runtime.agentApiKey,
       version: VERSION,

@@ -1,6 +1,6 @@
 import type { Database } from '@switchyard/shared/db';
 import { approvalSettings } from './modules/approvals/index.ts';
-import { getStoredConfig } from './modules/config-store/index.ts';
+import { configStoreSettings, getStoredConfig } from './modules/config-store/index.ts';
 import { connectorSettings } from './modules/connector/index.ts';
 import { discoverySettings } from './modules/discovery/index.ts';
 import { executionQueueSettings } from './modules/executions/index.ts';
@@ -43,6 +43,7 @@ export const SETTINGS_TREE = {
   memory: memorySettings,
   approvals: approvalSettings,
   observability: observabilitySettings,
+  configStore: configStoreSettings,
   connector: connectorSettings,
   configSource: configSourceSetting,
 };

@@ -128,6 +128,7 @@ describe('PUT, GET, DELETE /api/v1/configs/{config_name}', () => {
         { version: 2, deleted: false, bytes: 13, updated_by: null, created_at: expect.stringMatching(ISO) },
         { version: 3, deleted: true, bytes: null, updated_by: 'bob', created_at: expect.stringMatching(ISO) },
       ],
+      next_cursor: null,
     });
     const first = await call(cp.base, 'GET', '/api/v1/configs/agents/versions/1');
     expect(first.body).toMatchObject({
@@ -308,6 +309,154 @@ describe('PUT, GET, DELETE /api/v1/configs/{config_name}', () => {
     expect(versions.body.versions.map((v: { version: number }) => v.version)).toEqual(
       Array.from({ length: 12 }, (_, i) => i + 1),
     );
+  });
+});
+
+describe('GET /api/v1/configs/{config_name}/versions', () => {
+  /** Every version number listed by following next_cursor from the first page. */
+  async function crawl(base: string, name: string, limit?: number): Promise<number[][]> {
+    const pages: number[][] = [];
+    let cursor: string | null = null;
+    do {
+      const query = [limit ? `limit=${limit}` : '', cursor ? `cursor=${cursor}` : '']
+        .filter(Boolean)
+        .join('&');
+      const page = await call(base, 'GET', `/api/v1/configs/${name}/versions${query ? `?${query}` : ''}`);
+      expect(page.status).toBe(200);
+      pages.push(page.body.versions.map((v: { version: number }) => v.version));
+      cursor = page.body.next_cursor;
+    } while (cursor !== null);
+    return pages;
+  }
+
+  /** A name with `count` versions written before versions were bounded (straight into the tables). */
+  async function legacyHistory(name: string, count: number): Promise<void> {
+    const db = cp.handle.db;
+    await db.raw(
+      `insert into config_versions (name, version, body, updated_by, created_at)
+       select ?, g, 'n: ' || g || chr(10), null, now() from generate_series(1, ?) as g`,
+      [name, count],
+    );
+    await db('configs').insert({
+      name,
+      body: `n: ${count}\n`,
+      version: count,
+      created_version: 1,
+      created_at: new Date(),
+      updated_at: new Date(),
+    });
+  }
+
+  it('pages 2,000 versions by cursor, oldest first, each once, 100 to a page by default', async () => {
+    await legacyHistory('big', 2000);
+    const pages = await crawl(cp.base, 'big');
+    expect(pages).toHaveLength(20);
+    expect(pages.every((page) => page.length === 100)).toBe(true);
+    expect(pages.flat()).toEqual(Array.from({ length: 2000 }, (_, i) => i + 1));
+    const large = await crawl(cp.base, 'big', 1000);
+    expect(large.map((page) => page.length)).toEqual([1000, 1000]);
+  });
+
+  it('keeps the newest 100 versions: a write prunes the older ones in its own transaction', async () => {
+    await legacyHistory('big', 2000);
+    expect((await putChecked('big', 'n: latest\n')).body.version).toBe(2001);
+    expect((await crawl(cp.base, 'big', 1000)).flat()).toEqual(
+      Array.from({ length: 100 }, (_, i) => 1902 + i),
+    );
+    const pruned = await call(cp.base, 'GET', '/api/v1/configs/big/versions/1901');
+    expect(pruned.status).toBe(404);
+    expect(pruned.body.detail).toBe(
+      'The configuration "big" no longer has version 1901: only the newest 100 versions of a name are kept (config_store.max_versions), and its current version is 2001.',
+    );
+    expect((await call(cp.base, 'GET', '/api/v1/configs/big/versions/1902')).body.content).toBe('n: 1902\n');
+    expect((await call(cp.base, 'GET', '/api/v1/configs/big/versions/2002')).body.detail).toBe(
+      'The configuration "big" has no version 2002.',
+    );
+    // A deletion is a version too, and prunes as a write does.
+    expect((await call(cp.base, 'DELETE', '/api/v1/configs/big')).status).toBe(204);
+    expect((await crawl(cp.base, 'big', 1000)).flat()).toEqual(
+      Array.from({ length: 100 }, (_, i) => 1903 + i),
+    );
+  });
+
+  it('never prunes the current version, with config_store.max_versions at 1', async () => {
+    const one = await startTestControlPlane({
+      handle: cp.handle,
+      config: (config) => {
+        config.configStore.maxVersions = 1;
+      },
+    });
+    try {
+      for (const n of [1, 2, 3]) await call(one.base, 'PUT', '/api/v1/configs/solo', `n: ${n}\n`);
+      expect((await crawl(one.base, 'solo')).flat()).toEqual([3]);
+      expect((await call(one.base, 'GET', '/api/v1/configs/solo')).body).toMatchObject({
+        version: 3,
+        content: 'n: 3\n',
+      });
+      await call(one.base, 'DELETE', '/api/v1/configs/solo');
+      expect((await crawl(one.base, 'solo')).flat()).toEqual([4]);
+      // The name was stored once: an empty page after its last version is not a 404.
+      const cursor = Buffer.from('4').toString('base64url');
+      const after = await call(one.base, 'GET', `/api/v1/configs/solo/versions?cursor=${cursor}`);
+      expect(after.status).toBe(200);
+      expect(after.body).toEqual({ name: 'solo', versions: [], next_cursor: null });
+    } finally {
+      await one.close();
+    }
+  });
+
+  it('keeps exactly the newest versions when concurrent writers on two replicas prune at once', async () => {
+    const replicas = await Promise.all(
+      [0, 1].map(() =>
+        startTestControlPlane({
+          handle: cp.handle,
+          config: (config) => {
+            config.configStore.maxVersions = 5;
+          },
+        }),
+      ),
+    );
+    try {
+      const statuses = await Promise.all(
+        Array.from({ length: 16 }, (_, i) =>
+          fetch(`${replicas[i % 2]!.base}/api/v1/configs/busy`, {
+            method: 'PUT',
+            headers: { 'content-type': 'text/yaml' },
+            body: `n: ${i}\n`,
+          }).then((r) => r.status),
+        ),
+      );
+      expect(statuses.sort()).toEqual([...Array(15).fill(200), 201].sort());
+      expect((await crawl(cp.base, 'busy')).flat()).toEqual([12, 13, 14, 15, 16]);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+    }
+  });
+
+  it('answers 400 invalid_request for a bad limit or cursor, and 404 for a name never stored', async () => {
+    await putChecked('paged', 'a: 1\n');
+    const cases: Array<[string, string]> = [
+      ['limit=0', 'limit'],
+      ['limit=1001', 'limit'],
+      ['limit=1.5', 'limit'],
+      ['limit=1&limit=2', 'limit'],
+      ['cursor=MA', 'cursor'], // "0"
+      ['cursor=MDE', 'cursor'], // "01": not as given out
+      [`cursor=${Buffer.from('x').toString('base64url')}`, 'cursor'],
+      ['cursor=%2B%2B', 'cursor'],
+    ];
+    for (const [query, field] of cases) {
+      const answer = await call(cp.base, 'GET', `/api/v1/configs/paged/versions?${query}`);
+      expect(answer.status, query).toBe(400);
+      expect(answer.body.code).toBe('invalid_request');
+      expect(answer.body.errors.map((e: { field: string }) => e.field)).toEqual([field]);
+    }
+    const never = await call(
+      cp.base,
+      'GET',
+      `/api/v1/configs/never/versions?cursor=${Buffer.from('3').toString('base64url')}`,
+    );
+    expect(never.status).toBe(404);
   });
 });
 

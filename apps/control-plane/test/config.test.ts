@@ -106,6 +106,8 @@ describe('loadConfig defaults', () => {
       },
       memory: {
         maxValueBytes: 1_048_576,
+        scopeMaxEntries: 1_000_000,
+        scopeMaxBytes: 268_435_456,
         maxVectorDimensions: 4096,
         vectorSearch: 'auto',
         vectorEfSearch: 100,
@@ -131,9 +133,11 @@ describe('loadConfig defaults', () => {
         queueSize: 1000,
         snapshotIntervalMs: 60_000,
       },
+      configStore: { maxVersions: 100 },
       connector: {
         token: undefined,
         capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
+        cacheTtlMs: 30_000,
       },
       configSource: 'file',
     });
@@ -189,6 +193,8 @@ execution_queue:
   webhook_allow_private_networks: true
 memory:
   max_value_bytes: 4096
+  scope_max_entries: 500
+  scope_max_bytes: 1048576
   max_vector_dimensions: 1536
   vector_search: exact
   vector_ef_search: 200
@@ -211,9 +217,12 @@ observability:
   workers: 4
   queue_size: 500
   snapshot_interval: 0
+config_store:
+  max_versions: 20
 connector:
   token: conn-token
   capabilities: [reasoners:read, config_management]
+  cache_ttl: 5s
 `);
     const config = await loadConfig({ env: {}, filePath, log });
     expect(config.server).toEqual({ port: 9090, host: '0.0.0.0' });
@@ -257,6 +266,8 @@ connector:
     });
     expect(config.memory).toEqual({
       maxValueBytes: 4096,
+      scopeMaxEntries: 500,
+      scopeMaxBytes: 1_048_576,
       maxVectorDimensions: 1536,
       vectorSearch: 'exact',
       vectorEfSearch: 200,
@@ -282,9 +293,11 @@ connector:
       queueSize: 500,
       snapshotIntervalMs: 0,
     });
+    expect(config.configStore).toEqual({ maxVersions: 20 });
     expect(config.connector).toEqual({
       token: 'conn-token',
       capabilities: ['reasoners:read', 'config_management'],
+      cacheTtlMs: 5_000,
     });
   });
 

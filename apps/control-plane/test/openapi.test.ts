@@ -724,7 +724,7 @@ describe('real answers match the document', () => {
     ).toBe(401);
   });
 
-  it('memory: set, get, delete and list; 400, 404, 413 (set, get and delete) and 401', async () => {
+  it('memory: set, get, delete and list; 400, 404, 409, 413 (set, get and delete) and 401', async () => {
     const headers = { 'X-Workflow-ID': 'wf_oas' };
     const set = await exercise(
       'POST',
@@ -737,6 +737,14 @@ describe('real answers match the document', () => {
     const big = { key: 'big', data: 'x'.repeat(config.memory.maxValueBytes) };
     expect((await exercise('POST', '/api/v1/memory/set', big)).status).toBe(413);
     expect((await exercise('POST', '/api/v1/memory/set', big, { key: false })).status).toBe(401);
+    // A deployment whose scopes hold one entry: the second key of a scope is over its quota.
+    const smallConfig = defaultConfig();
+    smallConfig.api.auth = config.api.auth;
+    smallConfig.memory.scopeMaxEntries = 1;
+    const small = await listen(createApp({ db: handle.db, config: smallConfig, log: silentLogger() }));
+    const full = { headers: { 'X-Workflow-ID': 'wf_oas_full' }, at: small };
+    expect((await exercise('POST', '/api/v1/memory/set', { key: 'one', data: 1 }, full)).status).toBe(200);
+    expect((await exercise('POST', '/api/v1/memory/set', { key: 'two', data: 2 }, full)).status).toBe(409);
     expect((await exercise('POST', '/api/v1/memory/get', { key: 'draft' }, { headers })).body.data).toEqual({
       words: 412,
     });
@@ -976,7 +984,7 @@ describe('real answers match the document', () => {
     expect((await exercise('POST', awaiter, { status: 'waiting' }, { key: false })).status).toBe(401);
   });
 
-  it('connector: every operation under both prefixes; 200, 202, 401, 403, 404, 409, 413, 502, 503 and 504', async () => {
+  it('connector: every operation under both prefixes; 200, 202, 400, 401, 403, 404, 409, 413, 502, 503 and 504', async () => {
     const token = { Authorization: `Bearer ${CONNECTOR_TOKEN}` };
     const as = (headers: Record<string, string>) => ({ key: false, headers });
     // Other deployments on the same database: the connector disabled, and granting nothing.
@@ -1039,6 +1047,9 @@ describe('real answers match the document', () => {
           const missing = path.replace(restarts, `${restarts}-missing`);
           expect((await exercise(method, missing, body, as(token))).status, missing).toBe(404);
         }
+      }
+      for (const list of [`${prefix}/reasoners?limit=0`, `${prefix}/groups?cursor=x.y`]) {
+        expect((await exercise('GET', list, undefined, as(token))).status, list).toBe(400);
       }
       const weight = `${versions}/1.0.0/weight`;
       expect((await exercise('PUT', weight, { weight: -1 }, as(token))).status).toBe(400);

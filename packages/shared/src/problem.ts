@@ -48,6 +48,12 @@ export const ERROR_CATALOGUE = {
     title: 'Conflict',
     resolution: 'Read the current state of the resource and retry with a request that fits it.',
   },
+  quota_exceeded: {
+    status: 409,
+    title: 'Quota exceeded',
+    resolution:
+      'The store named in detail is full: delete entries from it to make room (or have the operator raise the limit detail names), then retry.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Payload too large',

@@ -18,6 +18,7 @@ const SPEC_CODES = {
   method_not_allowed: 405,
   not_acceptable: 406,
   conflict: 409,
+  quota_exceeded: 409,
   payload_too_large: 413,
   rate_limited: 429,
   internal_error: 500,

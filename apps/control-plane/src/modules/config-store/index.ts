@@ -1,5 +1,5 @@
 /**
- * Configuration storage: named configuration texts kept in the database with every version, and
+ * Configuration storage: named configuration texts kept in the database with their newest versions, and
  * the reload of the control plane's own (spec §4). Mounted under /api/v1/configs by the
  * composition root and under the connector's prefixes by the connector feature.
  */
@@ -24,3 +24,4 @@ export {
   createConfigStoreService,
   type ReloadOutcome,
 } from './service.ts';
+export { configStoreSettings } from './settings.ts';

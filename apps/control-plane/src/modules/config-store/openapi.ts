@@ -10,10 +10,15 @@ import {
   NamePathSchema,
   ReloadSchema,
   UpdatedByHeaders,
+  VERSION_LIST_MAX_LIMIT,
+  VersionListQuerySchema,
   VersionListSchema,
   VersionPathSchema,
   VersionSchemaOut,
 } from './schemas.ts';
+import { configStoreSettings } from './settings.ts';
+
+const KEPT = configStoreSettings.maxVersions.default;
 
 export interface ConfigStoreOpenApiOptions {
   /** Where the operations live, as given to configStoreRouter. */
@@ -219,7 +224,7 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
       put: op({
         operationId: operationId('putConfig'),
         summary: 'Store a configuration',
-        description: `The body is the raw configuration text (UTF-8, at most ${MAX_CONFIG_BYTES} bytes), not JSON-wrapped; any content type but form encodings. Each write is a new version; earlier ones stay readable under \`/versions\`. The name \`control-plane\` is the control plane's own configuration: its text is checked as settings (YAML, known keys, each value; storage, connector and config_source refused) before it is stored.`,
+        description: `The body is the raw configuration text (UTF-8, at most ${MAX_CONFIG_BYTES} bytes), not JSON-wrapped; any content type but form encodings. Each write is a new version; the newest ${KEPT} (\`config_store.max_versions\`) stay readable under \`/versions\`, older ones are deleted by the write. The name \`control-plane\` is the control plane's own configuration: its text is checked as settings (YAML, known keys, each value; storage, connector and config_source refused) before it is stored.`,
         requestParams: { path: NamePathSchema, header: UpdatedByHeaders },
         requestBody: {
           required: true,
@@ -278,13 +283,13 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
       get: op({
         operationId: operationId('listConfigVersions'),
         summary: 'List the versions of a configuration',
-        description:
-          'Every version ever stored under the name, oldest first, without texts; deletions included.',
-        requestParams: { path: NamePathSchema },
+        description: `The versions kept of the name (the newest ${KEPT} by default, \`config_store.max_versions\`), oldest first, without texts; deletions included. At most \`limit\` a page: continue with \`cursor=next_cursor\` until it is null.`,
+        requestParams: { path: NamePathSchema, query: VersionListQuerySchema },
         responses: {
           '200': {
-            description: 'The versions.',
+            description: 'One page of versions.',
             ...json(VersionListSchema, {
+              next_cursor: null,
               name: 'control-plane',
               versions: [
                 {
@@ -300,6 +305,20 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
           },
           ...problems(`${one}/versions`, [
             badName,
+            {
+              code: 'invalid_request',
+              when: `limit is not a whole number from 1 to ${VERSION_LIST_MAX_LIMIT}, or cursor is not a \`next_cursor\` of this list.`,
+              detail:
+                'The query is invalid: cursor: is not a cursor this endpoint gave out (use next_cursor as is)',
+              extensions: {
+                errors: [
+                  {
+                    field: 'cursor',
+                    message: 'is not a cursor this endpoint gave out (use next_cursor as is)',
+                  },
+                ],
+              },
+            },
             {
               code: 'not_found',
               when: 'Nothing was ever stored under the name.',
@@ -336,8 +355,8 @@ export function configStoreOpenApi(options: ConfigStoreOpenApiOptions): ZodOpenA
             },
             {
               code: 'not_found',
-              when: 'The name has no such version.',
-              detail: 'The configuration "control-plane" has no version 3.',
+              when: `The name has no such version, or no longer has it: only the newest ${KEPT} are kept (\`config_store.max_versions\`).`,
+              detail: 'The configuration "control-plane" has no version 4.',
             },
           ]),
         },

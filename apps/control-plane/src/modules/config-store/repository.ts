@@ -120,6 +120,21 @@ export async function listStoredConfigs(db: Executor): Promise<StoredConfigSumma
 }
 
 /**
+ * Deletes the versions of `name` older than the newest `keep`, in the writer's transaction (which
+ * holds the name's row lock, so writers of one name prune one after another). Versions are
+ * gapless, so the newest `keep` are those above `current - keep`; `current`, the version just
+ * written, is always among them. Without `keep`, nothing is pruned.
+ */
+async function pruneVersions(trx: Executor, name: string, current: number, keep: number | undefined) {
+  if (keep === undefined) return;
+  if (!Number.isInteger(keep) || keep < 1) throw new RangeError('keepVersions must be a whole number from 1');
+  await trx('config_versions')
+    .where({ name })
+    .andWhere('version', '<=', current - keep)
+    .delete();
+}
+
+/**
  * Creates or replaces a stored config and records the new version, in one transaction. The
  * version is taken by one INSERT … ON CONFLICT DO UPDATE, which locks the name's row: concurrent
  * writers on any replica queue on that lock and each gets the next number, so versions are
@@ -127,7 +142,7 @@ export async function listStoredConfigs(db: Executor): Promise<StoredConfigSumma
  */
 export async function putStoredConfig(
   db: Database,
-  input: { name: string; body: string; updatedBy?: string | null; now?: Date },
+  input: { name: string; body: string; updatedBy?: string | null; now?: Date; keepVersions?: number },
 ): Promise<PutOutcome> {
   const now = input.now ?? new Date();
   return db.transaction(async (trx) => {
@@ -152,6 +167,7 @@ export async function putStoredConfig(
       updated_by: input.updatedBy ?? null,
       created_at: now,
     });
+    await pruneVersions(trx, input.name, Number(row.version), input.keepVersions);
     return { config: toSummary(row), created: Number(row.created_version) === Number(row.version) };
   });
 }
@@ -162,7 +178,7 @@ export async function putStoredConfig(
  */
 export async function deleteStoredConfig(
   db: Database,
-  input: { name: string; updatedBy?: string | null; now?: Date },
+  input: { name: string; updatedBy?: string | null; now?: Date; keepVersions?: number },
 ): Promise<{ version: number } | undefined> {
   const now = input.now ?? new Date();
   return db.transaction(async (trx) => {
@@ -186,20 +202,41 @@ export async function deleteStoredConfig(
       updated_by: input.updatedBy ?? null,
       created_at: now,
     });
+    await pruneVersions(trx, input.name, Number(row.version), input.keepVersions);
     return { version: Number(row.version) };
   });
 }
 
-/** Every version of a config, oldest first, without bodies; empty when the name was never stored. */
-export async function listConfigVersions(db: Executor, name: string): Promise<ConfigVersionSummary[]> {
+/**
+ * Up to `limit` versions of a config after version `after`, oldest first, without bodies; empty
+ * when the name was never stored (or nothing follows `after`).
+ */
+export async function listConfigVersions(
+  db: Executor,
+  name: string,
+  page: { limit: number; after?: number },
+): Promise<ConfigVersionSummary[]> {
   const rows = await db('config_versions')
     .select(db.raw('name, version, octet_length(body) as bytes, updated_by, created_at'))
     .where({ name })
-    .orderBy('version');
+    .andWhere('version', '>', page.after ?? 0)
+    .orderBy('version')
+    .limit(page.limit);
   return (rows as VersionRow[]).map((row) => {
     const { body: _body, ...summary } = toVersion(row);
     return summary;
   });
+}
+
+/**
+ * The current version of a name (of its deletion, when it is deleted), or undefined when the name
+ * was never stored: the `configs` row outlives a deletion.
+ */
+export async function currentVersion(db: Executor, name: string): Promise<number | undefined> {
+  const row = (await db('configs').select('version').where({ name }).first()) as
+    | { version: number }
+    | undefined;
+  return row === undefined ? undefined : Number(row.version);
 }
 
 /** One version of a config with its text (null for a deletion), or undefined. */

@@ -3,10 +3,12 @@ import type { Context, Middleware } from 'koa';
 import { parseWith } from '../../platform/http/request-body.ts';
 import { readConfigText } from './body.ts';
 import {
+  encodeVersionCursor,
   MAX_CONFIG_BYTES,
   NamePathSchema,
   RESERVED_NAME,
   UpdatedByHeaders,
+  VersionListQuerySchema,
   VersionPathSchema,
 } from './schemas.ts';
 import type { ConfigStoreService } from './service.ts';
@@ -49,7 +51,7 @@ function updatedBy(ctx: Context): string | null {
 }
 
 /**
- * Configuration storage (spec §4): named texts with every version kept, and the reload of the
+ * Configuration storage (spec §4): named texts with their recent versions, and the reload of the
  * control plane's own (`control-plane`). Mounted once per prefix; answers are never cached.
  */
 export function configStoreRouter(deps: ConfigStoreRouterDeps): Router {
@@ -96,8 +98,13 @@ export function configStoreRouter(deps: ConfigStoreRouterDeps): Router {
 
   router.get(`${prefix}/:config_name/versions`, ...guard, noStore, async (ctx) => {
     const { config_name } = parseWith(NamePathSchema, ctx.params, 'path');
-    const versions = await service.versions(config_name);
-    ctx.body = { name: config_name, versions: versions.map(versionSummaryView) };
+    const { limit, cursor } = parseWith(VersionListQuerySchema, ctx.query, 'query');
+    const page = await service.versions(config_name, { limit, after: cursor });
+    ctx.body = {
+      name: config_name,
+      versions: page.versions.map(versionSummaryView),
+      next_cursor: page.next === undefined ? null : encodeVersionCursor(page.next),
+    };
   });
 
   router.get(`${prefix}/:config_name/versions/:version`, ...guard, noStore, async (ctx) => {

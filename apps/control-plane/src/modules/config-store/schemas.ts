@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 
 /** Largest configuration text stored (spec §8 "Config body: at most 1 MB"), in bytes. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
@@ -37,6 +38,32 @@ export const VersionSchema = z
   .meta({ description: 'A version number (1 is the first text stored under the name).', example: '3' });
 
 export const NamePathSchema = z.object({ config_name: ConfigNameSchema });
+
+export const VERSION_LIST_DEFAULT_LIMIT = 100;
+export const VERSION_LIST_MAX_LIMIT = 1000;
+
+/** A versions cursor is the base64url of the last version listed: opaque to clients. */
+export function encodeVersionCursor(version: number): string {
+  return Buffer.from(String(version), 'utf8').toString('base64url');
+}
+
+function decodeVersionCursor(value: string): number | undefined {
+  if (!/^[A-Za-z0-9_-]{1,16}$/.test(value)) return undefined;
+  const text = Buffer.from(value, 'base64url').toString('utf8');
+  return /^[1-9][0-9]{0,8}$/.test(text) && encodeVersionCursor(Number(text)) === value
+    ? Number(text)
+    : undefined;
+}
+
+/** `GET …/{config_name}/versions`: one page of versions, oldest first. */
+export const VersionListQuerySchema = z.object({
+  limit: pageLimitQuery({
+    max: VERSION_LIST_MAX_LIMIT,
+    fallback: VERSION_LIST_DEFAULT_LIMIT,
+    items: 'versions',
+  }),
+  cursor: pageCursorQuery(decodeVersionCursor),
+});
 export const VersionPathSchema = z.object({ config_name: ConfigNameSchema, version: VersionSchema });
 
 /** `X-Updated-By`: who made the change, recorded with the version; optional. */
@@ -86,8 +113,18 @@ export const VersionSummarySchema = z
   .meta({ id: 'StoredConfigVersionSummary' });
 
 export const VersionListSchema = z
-  .looseObject({ name: z.string(), versions: z.array(VersionSummarySchema) })
-  .meta({ id: 'StoredConfigVersions', description: 'Every version of a name, oldest first.' });
+  .looseObject({
+    name: z.string(),
+    versions: z.array(VersionSummarySchema),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
+  })
+  .meta({
+    id: 'StoredConfigVersions',
+    description: 'One page of the versions kept of a name, oldest first.',
+  });
 
 export const VersionSchemaOut = VersionSummarySchema.extend({
   name: z.string(),

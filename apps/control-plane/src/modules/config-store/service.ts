@@ -10,6 +10,7 @@ import { CONFIG_RELOAD_TOPIC } from './events.ts';
 import {
   type ConfigVersion,
   type ConfigVersionSummary,
+  currentVersion,
   deleteStoredConfig,
   getConfigVersion,
   getStoredConfig,
@@ -24,6 +25,8 @@ import {
 export interface ConfigStoreServiceDeps {
   db: Database;
   clock?: Clock;
+  /** Versions kept per name (config_store.max_versions); each write prunes the older ones. */
+  maxVersions: number;
   /**
    * Checks a text before it is stored under `name` (the composition root checks the control
    * plane's own config as settings); any issue refuses the write with 400 and changes nothing.
@@ -52,7 +55,11 @@ export interface ConfigStoreService {
   get(name: string): Promise<StoredConfig>;
   put(input: { name: string; text: string; updatedBy: string | null }): Promise<PutOutcome>;
   delete(name: string, updatedBy: string | null): Promise<void>;
-  versions(name: string): Promise<ConfigVersionSummary[]>;
+  /** One page of a name's versions, oldest first, after version `after`; `next` when more follow. */
+  versions(
+    name: string,
+    page: { limit: number; after?: number },
+  ): Promise<{ versions: ConfigVersionSummary[]; next?: number }>;
   version(name: string, version: number): Promise<ConfigVersion>;
   /** Reloads here, then tells the other replicas to reload; 503 without config_source db. */
   reload(): Promise<ReloadOutcome>;
@@ -116,26 +123,42 @@ export function createConfigStoreService(deps: ConfigStoreServiceDeps): ConfigSt
     async put({ name, text, updatedBy }) {
       const issues = deps.check?.(name, text) ?? [];
       if (issues.length > 0) throw invalidConfigProblem(`The configuration "${name}" is invalid`, issues);
-      return putStoredConfig(db, { name, body: text, updatedBy, now: now() });
+      return putStoredConfig(db, { name, body: text, updatedBy, now: now(), keepVersions: deps.maxVersions });
     },
 
     async delete(name, updatedBy) {
-      const deleted = await deleteStoredConfig(db, { name, updatedBy, now: now() });
+      const deleted = await deleteStoredConfig(db, {
+        name,
+        updatedBy,
+        now: now(),
+        keepVersions: deps.maxVersions,
+      });
       if (!deleted) throw notFound(name);
     },
 
-    async versions(name) {
-      const versions = await listConfigVersions(db, name);
-      if (versions.length === 0)
+    async versions(name, page) {
+      // One more than asked for says whether another page follows without a count query.
+      const rows = await listConfigVersions(db, name, { limit: page.limit + 1, after: page.after });
+      if (rows.length === 0 && (await currentVersion(db, name)) === undefined) {
         throw new ProblemError('not_found', `No configuration named "${name}" was ever stored.`);
-      return versions;
+      }
+      const versions = rows.slice(0, page.limit);
+      const last = versions.at(-1);
+      return rows.length > page.limit && last ? { versions, next: last.version } : { versions };
     },
 
     async version(name, version) {
       const found = await getConfigVersion(db, name, version);
-      if (!found)
-        throw new ProblemError('not_found', `The configuration "${name}" has no version ${version}.`);
-      return found;
+      if (found) return found;
+      const current = await currentVersion(db, name);
+      if (current !== undefined && version < current) {
+        throw new ProblemError(
+          'not_found',
+          `The configuration "${name}" no longer has version ${version}: only the newest ${deps.maxVersions} versions of a name are kept (config_store.max_versions), and its current version is ${current}.`,
+          { resolution: `List the versions still kept: GET …/configs/${name}/versions.` },
+        );
+      }
+      throw new ProblemError('not_found', `The configuration "${name}" has no version ${version}.`);
     },
 
     async reload() {

@@ -6,17 +6,21 @@ import { type ConfigStoreService, configStoreRouter } from '../config-store/inde
 import type { NodeRuntime } from '../nodes/index.ts';
 import { type ConnectorAccess, connectorGuard } from './auth.ts';
 import { CONNECTOR_PREFIXES, type ConnectorEndpoint } from './endpoints.ts';
+import type { ConnectorListings } from './listings.ts';
 import { connectorRouter } from './routes.ts';
 import { createConnectorService } from './service.ts';
 
 export { type ConnectorAccess, connectorGuard } from './auth.ts';
 export { CONNECTOR_PREFIXES, type ConnectorEndpoint } from './endpoints.ts';
+export { type ConnectorListings, createConnectorListings } from './listings.ts';
 export { CONNECTOR_SECURITY, CONNECTOR_SECURITY_SCHEMES, connectorOpenApi } from './openapi.ts';
 export { CONNECTOR_CAPABILITIES, type ConnectorCapability, connectorSettings } from './settings.ts';
 
 export interface ConnectorDeps {
   db: Knex;
   nodes: NodeRuntime;
+  /** The paged, cached lists (app.ts clears them on every node event). */
+  listings: ConnectorListings;
   /** The connector section of the configuration (token, capabilities), read on every request. */
   access: () => ConnectorAccess;
   /** The control plane's API key as it is now (a reload may change it); agents expect it as X-API-Key. */
@@ -50,6 +54,7 @@ export function connectorRouters(deps: ConnectorDeps): Router[] {
   const service = createConnectorService({
     db: deps.db,
     nodes: deps.nodes,
+    listings: deps.listings,
     agentApiKey: deps.agentApiKey,
     log: deps.log,
   });

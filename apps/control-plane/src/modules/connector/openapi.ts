@@ -4,7 +4,16 @@ import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../plat
 import { configStoreOpenApi } from '../config-store/index.ts';
 import { MAX_TRAFFIC_WEIGHT } from '../nodes/index.ts';
 import { CONNECTOR_PREFIXES } from './endpoints.ts';
-import { WEIGHT_BODY_LIMIT, WeightBodySchema } from './schemas.ts';
+import { CONNECTOR_ANSWER_BYTES } from './listings.ts';
+import {
+  encodeFunctionCursor,
+  GROUP_LIST_MAX_LIMIT,
+  GroupListQuerySchema,
+  REASONER_LIST_MAX_LIMIT,
+  ReasonerListQuerySchema,
+  WEIGHT_BODY_LIMIT,
+  WeightBodySchema,
+} from './schemas.ts';
 import type { ConnectorCapability } from './settings.ts';
 
 /*
@@ -267,6 +276,26 @@ const unknownNode: ProblemCase = {
   detail: `"${NODE}" has no version "9.9.9" (its versions: 1.0.0, 1.1.0).`,
 };
 
+const NextCursor = z.string().nullable().meta({
+  description: 'Pass as `cursor` for the next page; null on the last.',
+});
+
+const MiB = CONNECTOR_ANSWER_BYTES / (1024 * 1024);
+
+const CacheHeader = z.object({
+  'X-Connector-Cache': z.enum(['hit', 'miss']).meta({ description: 'Whether the page came from the cache.' }),
+});
+
+/** What the list descriptions say about paging, once. */
+const pagingRule = `At most \`limit\` entries and ${MiB} MiB a page (a page ends before the entry that would pass it, and always holds one): continue with \`cursor=next_cursor\` until it is null. Pages are keyed by the last entry, not an offset, so an entry registered between two requests is listed once, on a later page when it sorts after the cursor, and never shifts others onto two pages; \`total\` counts the whole list as it is now. Answers are cached per page (\`X-Connector-Cache: hit\` or \`miss\`, \`connector.cache_ttl\`), and every node change clears the cache on every replica.`;
+
+const badPage = (max: number): ProblemCase => ({
+  code: 'invalid_request',
+  when: `limit is not a whole number from 1 to ${max}, or cursor is not a \`next_cursor\` of this list.`,
+  detail: `The query is invalid: limit: must be a whole number from 1 to ${max} (got "0")`,
+  extensions: { errors: [{ field: 'limit', message: `must be a whole number from 1 to ${max} (got "0")` }] },
+});
+
 const IdParam = z.string().meta({
   description:
     'A node id (`hello-agent`: every version of the node) or a function target (`hello-agent.summarize`, `hello-agent.skill:word_count`: the versions serving it). Weights belong to the node version either way.',
@@ -350,18 +379,33 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
         'reasoners:read',
         {
           path: '/reasoners',
-          summary: 'Every reasoner and skill of every node',
-          description:
-            'One record per function (reasoners and skills, `type` says which) with the versions serving it; schemas are left out (GET one for them).',
+          summary: 'Every reasoner and skill of every node, a page at a time',
+          description: `One record per function (reasoners and skills, \`type\` says which) with the versions serving it; schemas are left out (GET one for them). By node id, reasoners before skills, then name. ${pagingRule}`,
+          requestParams: { query: ReasonerListQuerySchema },
           ok: {
             '200': {
-              description: 'The functions, by node id.',
-              ...json(z.object({ total: z.int().min(0), reasoners: z.array(ReasonerSummarySchema) }), {
-                total: 1,
-                reasoners: [summary],
-              }),
+              description: 'One page of functions.',
+              headers: CacheHeader,
+              ...json(
+                z.object({
+                  total: z.int().min(0).meta({ description: 'Functions in the whole list.' }),
+                  reasoners: z.array(ReasonerSummarySchema),
+                  next_cursor: NextCursor,
+                }),
+                {
+                  total: 2,
+                  reasoners: [summary],
+                  next_cursor: encodeFunctionCursor({
+                    nodeId: NODE,
+                    type: 'reasoner',
+                    name: 'summarize',
+                    id: `${NODE}.summarize`,
+                  }),
+                },
+              ),
             },
           },
+          problems: [badPage(REASONER_LIST_MAX_LIMIT)],
         },
         ['GET', '/reasoners'],
       ),
@@ -410,38 +454,50 @@ function pathsFor(prefix: string, idPrefix: string): ZodOpenApiPathsObject {
         'reasoners:read',
         {
           path: '/groups',
-          summary: 'Every group (one per node id)',
+          summary: 'Every group (one per node id), a page at a time',
+          description: `By node id. ${pagingRule}`,
+          requestParams: { query: GroupListQuerySchema },
           ok: {
             '200': {
-              description: 'The groups, by node id.',
-              ...json(z.object({ total: z.int().min(0), groups: z.array(GroupSchema) }), {
-                total: 1,
-                groups: [
-                  {
-                    id: NODE,
-                    node_id: NODE,
-                    status: 'ready',
-                    routable: true,
-                    total_weight: 200,
-                    routable_weight: 200,
-                    functions: [`${NODE}.summarize`],
-                    versions: [
-                      {
-                        version: '1.0.0',
-                        status: 'ready',
-                        admin_state: 'active',
-                        routable: true,
-                        traffic_weight: 100,
-                        traffic_share: 0.5,
-                        last_heartbeat: AT,
-                        functions: [`${NODE}.summarize`],
-                      },
-                    ],
-                  },
-                ],
-              }),
+              description: 'One page of groups.',
+              headers: CacheHeader,
+              ...json(
+                z.object({
+                  total: z.int().min(0).meta({ description: 'Groups in the whole list.' }),
+                  groups: z.array(GroupSchema),
+                  next_cursor: NextCursor,
+                }),
+                {
+                  total: 1,
+                  next_cursor: null,
+                  groups: [
+                    {
+                      id: NODE,
+                      node_id: NODE,
+                      status: 'ready',
+                      routable: true,
+                      total_weight: 200,
+                      routable_weight: 200,
+                      functions: [`${NODE}.summarize`],
+                      versions: [
+                        {
+                          version: '1.0.0',
+                          status: 'ready',
+                          admin_state: 'active',
+                          routable: true,
+                          traffic_weight: 100,
+                          traffic_share: 0.5,
+                          last_heartbeat: AT,
+                          functions: [`${NODE}.summarize`],
+                        },
+                      ],
+                    },
+                  ],
+                },
+              ),
             },
           },
+          problems: [badPage(GROUP_LIST_MAX_LIMIT)],
         },
         ['GET', '/groups'],
       ),

@@ -3,11 +3,14 @@ import type { Context, Middleware } from 'koa';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import { type ConnectorAccess, connectorGuard } from './auth.ts';
 import { CONNECTOR_ENDPOINTS, type ConnectorEndpoint } from './endpoints.ts';
+import type { ListAnswer } from './listings.ts';
 import {
+  GroupListQuerySchema,
   parseFunctionId,
   parseGroupId,
   parseVersion,
   parseVersionScope,
+  ReasonerListQuerySchema,
   WEIGHT_BODY_LIMIT,
   WeightBodySchema,
 } from './schemas.ts';
@@ -27,6 +30,13 @@ export interface ConnectorRouterDeps {
 }
 
 const param = (ctx: Context, name: string) => String(ctx.params[name]);
+
+/** Sends a list page as encoded, saying whether it came from the cache. */
+function sendList(ctx: Context, answer: ListAnswer): void {
+  ctx.set('X-Connector-Cache', answer.cached ? 'hit' : 'miss');
+  ctx.type = 'application/json; charset=utf-8';
+  ctx.body = answer.body;
+}
 
 /**
  * The connector API under one prefix (app.ts mounts it under both). Every route runs the guard
@@ -60,7 +70,7 @@ export function connectorRouter(deps: ConnectorRouterDeps): Router {
   });
 
   router.get('/reasoners', guard('reasoners:read'), noStore, async (ctx) => {
-    ctx.body = await service.listReasoners();
+    sendList(ctx, await service.listReasoners(parseWith(ReasonerListQuerySchema, ctx.query, 'query')));
   });
 
   router.get('/reasoners/:id', guard('reasoners:read'), noStore, async (ctx) => {
@@ -68,7 +78,7 @@ export function connectorRouter(deps: ConnectorRouterDeps): Router {
   });
 
   router.get('/groups', guard('reasoners:read'), noStore, async (ctx) => {
-    ctx.body = await service.listGroups();
+    sendList(ctx, await service.listGroups(parseWith(GroupListQuerySchema, ctx.query, 'query')));
   });
 
   router.get('/groups/:groupId', guard('reasoners:read'), noStore, async (ctx) => {

@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import { z } from 'zod';
+import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 import { MAX_TRAFFIC_WEIGHT } from '../nodes/index.ts';
 
 /*
@@ -43,13 +44,20 @@ function impossible(what: string, value: string, shape: string): ProblemError {
 
 const FUNCTION_SHAPE = 'use <node_id>.<reasoner_id> or <node_id>.skill:<skill_id>';
 
-/** A reasoner id (`:id` of /reasoners/:id): a function target, else 404. */
-export function parseFunctionId(text: string): FunctionRef {
+/** The function a target names, or undefined when the text is not a target. */
+function matchFunctionId(text: string): FunctionRef | undefined {
   const match = TARGET.exec(text);
-  if (!match) throw impossible('reasoner', text, FUNCTION_SHAPE);
+  if (!match) return undefined;
   const [, nodeId = '', kind, name = ''] = match;
   const type: FunctionType = kind === 'skill' ? 'skill' : 'reasoner';
   return { nodeId, type, name, id: functionId(nodeId, type, name) };
+}
+
+/** A reasoner id (`:id` of /reasoners/:id): a function target, else 404. */
+export function parseFunctionId(text: string): FunctionRef {
+  const fn = matchFunctionId(text);
+  if (!fn) throw impossible('reasoner', text, FUNCTION_SHAPE);
+  return fn;
 }
 
 /** The `:id` of a versions path: a bare node id or a function target, else 404. */
@@ -98,3 +106,64 @@ export const WeightBodySchema = z
       }),
   })
   .meta({ id: 'ConnectorWeightRequest' });
+
+// ---- the paged lists ----
+
+export const REASONER_LIST_DEFAULT_LIMIT = 500;
+export const REASONER_LIST_MAX_LIMIT = 1000;
+export const GROUP_LIST_DEFAULT_LIMIT = 100;
+export const GROUP_LIST_MAX_LIMIT = 500;
+
+/** Where a page of a connector list ends: the last function listed, or the last group (node id). */
+export type FunctionCursor = { after: FunctionRef };
+export type GroupCursor = { after: string };
+
+/*
+ * A cursor is the base64url of the last entry's id (a function target, or a node id): opaque to
+ * clients, and checkable without a lookup. Node ids carry no dots and targets always one, so a
+ * cursor of one list is never taken by the other.
+ */
+const encodeId = (id: string) => Buffer.from(id, 'utf8').toString('base64url');
+
+function decodeId(value: string): string | undefined {
+  // The longest id is a target of 200 + 7 + 200 characters: 544 in base64url.
+  if (!/^[A-Za-z0-9_-]{1,600}$/.test(value)) return undefined;
+  return Buffer.from(value, 'base64url').toString('utf8');
+}
+
+export function encodeFunctionCursor(fn: FunctionRef): string {
+  return encodeId(fn.id);
+}
+
+export function encodeGroupCursor(nodeId: string): string {
+  return encodeId(nodeId);
+}
+
+function decodeFunctionCursor(value: string): FunctionCursor | undefined {
+  const id = decodeId(value);
+  const fn = id === undefined ? undefined : matchFunctionId(id);
+  return fn && fn.id === id ? { after: fn } : undefined;
+}
+
+function decodeGroupCursor(value: string): GroupCursor | undefined {
+  const id = decodeId(value);
+  return id !== undefined && NODE_ID.test(id) ? { after: id } : undefined;
+}
+
+/** `GET /connector/reasoners`: one page of functions. */
+export const ReasonerListQuerySchema = z.object({
+  limit: pageLimitQuery({
+    max: REASONER_LIST_MAX_LIMIT,
+    fallback: REASONER_LIST_DEFAULT_LIMIT,
+    items: 'functions',
+  }),
+  cursor: pageCursorQuery(decodeFunctionCursor),
+});
+export type ReasonerListQuery = z.output<typeof ReasonerListQuerySchema>;
+
+/** `GET /connector/groups`: one page of groups. */
+export const GroupListQuerySchema = z.object({
+  limit: pageLimitQuery({ max: GROUP_LIST_MAX_LIMIT, fallback: GROUP_LIST_DEFAULT_LIMIT, items: 'groups' }),
+  cursor: pageCursorQuery(decodeGroupCursor),
+});
+export type GroupListQuery = z.output<typeof GroupListQuerySchema>;

@@ -8,7 +8,8 @@ import {
   requestRestart,
   setTrafficWeight,
 } from '../nodes/index.ts';
-import type { FunctionRef, VersionScope } from './schemas.ts';
+import type { ConnectorListings, ListAnswer } from './listings.ts';
+import type { FunctionRef, GroupListQuery, ReasonerListQuery, VersionScope } from './schemas.ts';
 import {
   functionsOfNode,
   groupView,
@@ -24,18 +25,10 @@ export interface ConnectorServiceDeps {
   nodes: NodeRuntime;
   /** The control plane's API key as it is now, sent to agents as X-API-Key with a restart request. */
   agentApiKey: () => string | undefined;
+  /** The paged, cached lists of functions and groups. */
+  listings: ConnectorListings;
   /** Where weight changes and restart requests are recorded (who shifted traffic, and when). */
   log?: Logger;
-}
-
-function byNode(instances: NodeInstanceRecord[]): NodeInstanceRecord[][] {
-  const groups = new Map<string, NodeInstanceRecord[]>();
-  for (const instance of instances) {
-    const group = groups.get(instance.nodeId);
-    if (group) group.push(instance);
-    else groups.set(instance.nodeId, [instance]);
-  }
-  return [...groups.values()];
 }
 
 function nodeNotFound(nodeId: string): ProblemError {
@@ -96,13 +89,9 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
   }
 
   return {
-    /** Every function of every node (schemas left out), by node id then reasoners before skills. */
-    async listReasoners() {
-      const fleet = byNode(await listNodeInstances(deps.db, {}, 'summary'));
-      const reasoners = fleet.flatMap((instances) =>
-        functionsOfNode(instances).map(({ fn, serving }) => reasonerView(fn, serving, false)),
-      );
-      return { total: reasoners.length, reasoners };
+    /** One page of every function of every node (schemas left out), as a JSON answer. */
+    listReasoners(query: ReasonerListQuery): Promise<ListAnswer> {
+      return deps.listings.reasoners(query);
     },
 
     /** One function with its schemas, as the best-placed version serving it registered them. */
@@ -111,10 +100,9 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
       return reasonerView(fn, serving, true);
     },
 
-    /** One group per node id. */
-    async listGroups() {
-      const groups = byNode(await listNodeInstances(deps.db, {}, 'summary')).map(groupView);
-      return { total: groups.length, groups };
+    /** One page of the groups (one per node id), as a JSON answer. */
+    listGroups(query: GroupListQuery): Promise<ListAnswer> {
+      return deps.listings.groups(query);
     },
 
     async group(nodeId: string) {

@@ -1,4 +1,4 @@
-import { listSetting, optionalTextSetting } from '@switchyard/shared/settings';
+import { durationSetting, listSetting, optionalTextSetting } from '@switchyard/shared/settings';
 import { setting } from '../../platform/config/setting.ts';
 
 /** Capabilities a connector token may be granted (spec §5 item 7). */
@@ -33,5 +33,14 @@ export const connectorSettings = {
     default: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
     fromDatabase: false,
     meaning: 'What the connector token may do; config_management must be listed to manage stored configs.',
+  }),
+  cacheTtlMs: setting({
+    key: 'connector.cache_ttl',
+    env: 'SWITCHYARD_CONNECTOR_CACHE_TTL',
+    schema: durationSetting({ min: 0 }),
+    default: '30s',
+    fromDatabase: false,
+    meaning:
+      'How long pages of GET /connector/reasoners and /connector/groups are served from cache (any node change clears it; 0 disables).',
   }),
 };

@@ -1,3 +1,4 @@
+import { ENVELOPE_BYTES, fitJsonEntries, fitWithin } from '../../platform/http/bounded-page.ts';
 import {
   type AgentCapability,
   type CapabilityListing,
@@ -17,38 +18,12 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const XML_TYPE = 'application/xml; charset=utf-8';
 
 /**
- * The most bytes one answer holds. `limit` (at most 500) bounds the entries of a page, not its
- * bytes: with every include_* flag an instance can render to about 2 MB (a registration body is
- * at most 1 MiB, and targets and XML escaping add to it), so 500 of them could make a gigabyte.
- * A page therefore ends early, before the entry that would cross this bound; `has_more` and
- * `next_offset` say where to continue. A page always holds at least one entry, so paging makes
- * progress even if a single instance were larger.
+ * The most bytes one answer holds (see platform/http/bounded-page.ts). With every include_* flag
+ * an instance can render to about 2 MB (a registration body is at most 1 MiB, and targets and
+ * XML escaping add to it), so 500 of them could make a gigabyte; a page ends early instead, and
+ * `has_more` and `next_offset` say where to continue.
  */
 export const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
-/** Room kept for what surrounds the entries (totals, pagination, the XML declaration). */
-const ENVELOPE_BYTES = 4 * 1024;
-
-/**
- * Renders the page's entries one by one (each to one or more pieces of text) until the next would
- * pass `budget` bytes. Returns how many entries fit, and their pieces.
- */
-function fitEntries<P>(
-  entries: readonly AgentCapability[],
-  render: (entry: AgentCapability) => P,
-  bytesOf: (piece: P) => number,
-  budget: number,
-): { shown: number; pieces: P[] } {
-  const pieces: P[] = [];
-  let used = 0;
-  for (const entry of entries) {
-    const piece = render(entry);
-    const size = bytesOf(piece);
-    if (pieces.length > 0 && used + size > budget) break;
-    pieces.push(piece);
-    used += size;
-  }
-  return { shown: pieces.length, pieces };
-}
 
 /** The listing's pagination once `shown` of its page's entries made it into the answer. */
 function paginationFor(listing: CapabilityListing, shown: number) {
@@ -62,12 +37,7 @@ function members(value: object): string {
 }
 
 function jsonListing(listing: CapabilityListing, budget: number): string {
-  const { shown, pieces } = fitEntries(
-    listing.capabilities,
-    (entry) => JSON.stringify(entry),
-    (piece) => Buffer.byteLength(piece) + 1,
-    budget,
-  );
+  const { shown, pieces } = fitJsonEntries(listing.capabilities, (entry) => entry, budget);
   // Same members in the same order as JSON.stringify(listing), entries rendered once.
   const head = members({ ...listing, pagination: paginationFor(listing, shown), capabilities: undefined });
   return `{${head},"capabilities":[${pieces.join(',')}]}`;
@@ -79,7 +49,7 @@ function compactListing(listing: CapabilityListing, budget: number): string {
     functions.map((fn) =>
       JSON.stringify({ id: fn.id, agent_id: agent.agent_id, target: fn.invocation_target, tags: fn.tags }),
     );
-  const { shown, pieces } = fitEntries(
+  const { shown, pieces } = fitWithin(
     listing.capabilities,
     (agent) => ({ reasoners: flatten(agent, agent.reasoners), skills: flatten(agent, agent.skills) }),
     ({ reasoners, skills }) =>
@@ -161,7 +131,7 @@ function agentElement(agent: AgentCapability): string {
 
 /** The xml format: `<discovery>` with a `<summary>` and `<capabilities>` of `<agent>` elements. */
 function xmlListing(listing: CapabilityListing, budget: number): string {
-  const { shown, pieces } = fitEntries(
+  const { shown, pieces } = fitWithin(
     listing.capabilities,
     agentElement,
     (piece) => Buffer.byteLength(piece) + 1,

@@ -1,10 +1,18 @@
+import { createAnswerCache } from '../../platform/answer-cache.ts';
 import type { HealthProbe } from '../../platform/health-probe.ts';
 import type { NodeInstance } from '../nodes/index.ts';
-import { createDiscoveryCache, DISCOVERY_CACHE_MAX_BYTES, DISCOVERY_CACHE_MAX_ENTRY_BYTES } from './cache.ts';
 import { buildCapabilityListing } from './catalog.ts';
 import type { DiscoveryMetrics } from './metrics.ts';
 import { type RenderedDiscovery, renderListing } from './render.ts';
 import type { DiscoveryFormat, DiscoveryQuery } from './schemas.ts';
+
+/** Default bound on the bytes of the answers the discovery cache keeps (keys included). */
+export const DISCOVERY_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+/**
+ * An answer larger than this is never cached: one huge query must not push out dozens of
+ * ordinary ones, and it is recomputed from the cached fleet snapshot anyway.
+ */
+export const DISCOVERY_CACHE_MAX_ENTRY_BYTES = 4 * 1024 * 1024;
 
 export interface DiscoveryServiceDeps {
   /** Every registered node instance (node storage's listNodeInstances bound to the database). */
@@ -41,7 +49,7 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
   const maxBytes = deps.cacheMaxBytes ?? DISCOVERY_CACHE_MAX_BYTES;
   // Bounded by the bytes of the rendered answers, not their count: a single answer can be
   // megabytes (schemas and descriptions of a large fleet), so a count bound bounds nothing.
-  const cache = createDiscoveryCache<RenderedDiscovery>({
+  const cache = createAnswerCache<RenderedDiscovery>({
     ttlMs: deps.cacheTtlMs,
     now,
     sizeOf: (answer) => answer.body.byteLength,
@@ -51,18 +59,16 @@ export function createDiscoveryService(deps: DiscoveryServiceDeps) {
   // The fleet snapshot is cached under the same rules as the answers (TTL, cleared by node
   // events), so different queries within a TTL share one database read: reading 1,000 instances
   // costs far more than filtering and rendering them.
-  const fleet = createDiscoveryCache<Snapshot>({ ttlMs: deps.cacheTtlMs, now, maxEntries: 1 });
+  const fleet = createAnswerCache<Snapshot>({ ttlMs: deps.cacheTtlMs, now, maxEntries: 1 });
   const { metrics } = deps;
 
   /** The fleet, and when it was read (an answer's discovered_at). */
   async function snapshot(): Promise<Snapshot> {
-    const cached = fleet.get('fleet');
-    if (cached) return cached;
-    const generation = fleet.generation();
-    const readAt = new Date(now()).toISOString();
-    const fresh = { instances: await deps.listInstances(), readAt };
-    fleet.set('fleet', fresh, generation);
-    return fresh;
+    const { value } = await fleet.remember('fleet', async () => {
+      const readAt = new Date(now()).toISOString();
+      return { instances: await deps.listInstances(), readAt };
+    });
+    return value;
   }
 
   return {

@@ -3,6 +3,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { KeyBodySchema, LIST_PAGE_SIZE, ListQuerySchema, SetBodySchema } from './schemas.ts';
+import { quotaExceededCase } from './scope-quota.ts';
 import { SCOPES } from './scopes.ts';
 
 /*
@@ -109,6 +110,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
         '200': { description: 'Written.', ...json(WrittenSchema, written) },
         ...problemResponses('/api/v1/memory/set', [
           badBody,
+          quotaExceededCase,
           tooLarge(
             'The value is larger than memory.max_value_bytes (1 MiB by default) as compact JSON, or the body is larger than six times that (room for `\\u` escapes) plus 64 KiB.',
           ),

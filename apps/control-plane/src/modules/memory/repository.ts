@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { MEMORY_CHANGE, MEMORY_STREAM } from './events.ts';
+import { QUOTA_SETTINGS, quotaBindings, type ScopeQuota } from './scope-quota.ts';
 import { SCOPES, type Scope, type ScopeRef } from './scopes.ts';
 
 /** One key-value entry as stored. */
@@ -47,24 +48,31 @@ const KEY_LOCK_NAMESPACE = 0x4d454d4b; // "MEMK"
  * atomic (last write wins); the event row is written by the same statement, so no change goes
  * unrecorded and no event describes a change that did not happen.
  */
-const LOCK = `lock as (select pg_advisory_xact_lock(${KEY_LOCK_NAMESPACE}, hashtext(?::text || chr(31) || ?::text || chr(31) || ?::text)))`;
+const KEY_LOCK = `pg_advisory_xact_lock(${KEY_LOCK_NAMESPACE}, hashtext(?::text || chr(31) || ?::text || chr(31) || ?::text))`;
+const LOCK = `lock as (select ${KEY_LOCK})`;
+const LOCK_WITH_QUOTA = `lock as (select ${KEY_LOCK}, ${QUOTA_SETTINGS})`;
 
 function changePayload(action: 'set' | 'delete', alias: string): string {
   return `jsonb_build_object('scope', ${alias}.scope, 'scope_id', ${alias}.scope_id, 'key', ${alias}.key,
     'action', '${action}', 'data', ${alias}.data, 'timestamp', ?::text)`;
 }
 
-/** Writes `data` (JSON text) under `key` in `ref`, and its change event; returns the entry. */
+/**
+ * Writes `data` (JSON text) under `key` in `ref`, and its change event; returns the entry. The
+ * scope's usage trigger refuses the write (SQLSTATE SYQ01) when it would pass `quota`, which the
+ * lock CTE sets for the statement before anything is written.
+ */
 export async function setEntry(
   db: Knex,
   ref: ScopeRef,
   key: string,
   dataText: string,
   at: Date,
+  quota: ScopeQuota,
 ): Promise<MemoryEntry> {
   const stamp = at.toISOString();
   const result = await db.raw(
-    `with ${LOCK},
+    `with ${LOCK_WITH_QUOTA},
      written as (
        insert into memory_entries (scope, scope_id, key, data, created_at, updated_at)
        select ?, ?, ?, ?::jsonb, ?::timestamptz, ?::timestamptz from lock
@@ -81,6 +89,7 @@ export async function setEntry(
       ref.scope,
       ref.scopeId,
       key,
+      ...quotaBindings(quota),
       ref.scope,
       ref.scopeId,
       key,

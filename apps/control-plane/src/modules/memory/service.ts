@@ -7,6 +7,7 @@ import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import { MEMORY_STREAM } from './events.ts';
 import type { MemoryMetrics } from './metrics.ts';
 import { deleteEntry, findEntry, listEntries, type MemoryEntry, setEntry } from './repository.ts';
+import { refusedPastQuota } from './scope-quota.ts';
 import { notFoundIn, readScopes, type ScopeRef, type ScopeRequest, writeScope } from './scopes.ts';
 import type { memorySettings } from './settings.ts';
 
@@ -17,7 +18,7 @@ export interface MemoryServiceDeps {
   eventLog: Pick<EventLog, 'announce'>;
   clock: Clock;
   metrics: MemoryMetrics;
-  settings: Pick<MemorySettings, 'maxValueBytes'>;
+  settings: Pick<MemorySettings, 'maxValueBytes' | 'scopeMaxEntries' | 'scopeMaxBytes'>;
 }
 
 /** A path inside a value as the errors list spells fields: `data.items[2].name`. */
@@ -36,6 +37,7 @@ function fieldPath(path: (string | number)[]): string {
 export function createMemoryService(deps: MemoryServiceDeps) {
   const { db, eventLog, clock, metrics, settings } = deps;
   const count = (type: string, scope: string) => metrics.operationsTotal.inc({ type, scope });
+  const quota = { maxEntries: settings.scopeMaxEntries, maxBytes: settings.scopeMaxBytes };
 
   /**
    * The stored JSON text of a value, refused when the database cannot keep it, when it holds a
@@ -72,10 +74,15 @@ export function createMemoryService(deps: MemoryServiceDeps) {
   }
 
   return {
-    /** Writes `data` under `key`; the scope is the named one or the most specific the headers name. */
+    /**
+     * Writes `data` under `key`; the scope is the named one or the most specific the headers name.
+     * A write that would take the scope past its quota answers 409 quota_exceeded and changes nothing.
+     */
     async set(request: ScopeRequest, key: string, data: unknown): Promise<MemoryEntry> {
       const ref = writeScope(request);
-      const entry = await setEntry(db, ref, key, storable(data), new Date(clock.now()));
+      const text = storable(data);
+      const at = new Date(clock.now());
+      const entry = await refusedPastQuota(setEntry(db, ref, key, text, at, quota));
       eventLog.announce(MEMORY_STREAM);
       count('set', ref.scope);
       return { ...entry, data };

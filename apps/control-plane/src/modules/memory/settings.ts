@@ -11,6 +11,24 @@ export const memorySettings = {
     fromDatabase: true,
     meaning: 'Largest memory value (its JSON text, in bytes) a set accepts; larger answers 413.',
   }),
+  scopeMaxEntries: setting({
+    key: 'memory.scope_max_entries',
+    env: 'SWITCHYARD_MEMORY_SCOPE_MAX_ENTRIES',
+    schema: integerSetting(1, 1_000_000_000),
+    default: 1_000_000,
+    fromDatabase: true,
+    meaning:
+      'Most entries (keys and vectors together) one scope may hold (one workflow, session, actor, or global); a write that adds one more answers 409 quota_exceeded.',
+  }),
+  scopeMaxBytes: setting({
+    key: 'memory.scope_max_bytes',
+    env: 'SWITCHYARD_MEMORY_SCOPE_MAX_BYTES',
+    schema: integerSetting(1, 2 ** 40),
+    default: 256 * 1024 * 1024,
+    fromDatabase: true,
+    meaning:
+      'Most bytes of keys, values and vectors one scope may hold; a write that would pass it answers 409 quota_exceeded.',
+  }),
   maxVectorDimensions: setting({
     key: 'memory.max_vector_dimensions',
     env: 'SWITCHYARD_MEMORY_MAX_VECTOR_DIMENSIONS',

@@ -3,6 +3,7 @@ import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-opena
 import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { MemoryScopeHeaders } from './openapi.ts';
+import { quotaExceededCase } from './scope-quota.ts';
 import { SCOPES } from './scopes.ts';
 import { memorySettings } from './settings.ts';
 import { DEFAULT_TOP_K, MAX_METADATA_BYTES, MAX_TOP_K, vectorSchemas } from './vector-schemas.ts';
@@ -137,6 +138,7 @@ function storeOperation(operationId: string, path: string, extra: string): ZodOp
           detail:
             'The workflow scope "wf_9" holds vectors of 384 dimensions; this one has 4. One scope holds vectors of one dimension: use another scope, or delete its vectors first.',
         },
+        quotaExceededCase,
         {
           code: 'payload_too_large',
           when: `The metadata is over ${MAX_METADATA_BYTES} bytes as JSON.`,

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { toSql } from 'pgvector';
+import { QUOTA_SETTINGS, quotaBindings, type ScopeQuota } from './scope-quota.ts';
 import { SCOPES, type Scope, type ScopeRef } from './scopes.ts';
 
 /** One stored vector. */
@@ -108,15 +109,16 @@ function cosine(query: EncodedEmbedding, embedding: number[], norm: number): num
 const SCOPE_LOCK_NAMESPACE = 0x4d454d56; // "MEMV"
 
 /**
- * Takes the scope instance's write lock until the transaction ends. Run it as a statement of its
- * own before reading anything: under READ COMMITTED each statement takes its snapshot when it
- * starts, so the dimension check that follows sees every vector committed by a writer that held
- * the lock before us.
+ * Takes the scope instance's write lock until the transaction ends, and holds the transaction's
+ * writes to `quota` (the usage trigger refuses one past it with SQLSTATE SYQ01). Run it as a
+ * statement of its own before reading anything: under READ COMMITTED each statement takes its
+ * snapshot when it starts, so the dimension check that follows sees every vector committed by a
+ * writer that held the lock before us.
  */
-export async function lockScope(trx: Knex.Transaction, ref: ScopeRef): Promise<void> {
+export async function lockScope(trx: Knex.Transaction, ref: ScopeRef, quota: ScopeQuota): Promise<void> {
   await trx.raw(
-    `select pg_advisory_xact_lock(${SCOPE_LOCK_NAMESPACE}, hashtext(?::text || chr(31) || ?::text))`,
-    [ref.scope, ref.scopeId],
+    `select pg_advisory_xact_lock(${SCOPE_LOCK_NAMESPACE}, hashtext(?::text || chr(31) || ?::text)), ${QUOTA_SETTINGS}`,
+    [ref.scope, ref.scopeId, ...quotaBindings(quota)],
   );
 }
 

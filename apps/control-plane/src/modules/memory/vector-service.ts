@@ -5,6 +5,7 @@ import type { ValuesOf } from '../../platform/config/setting.ts';
 import { findInfinite, findUnstorable } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import type { MemoryMetrics } from './metrics.ts';
+import { refusedPastQuota } from './scope-quota.ts';
 import {
   notFoundIn,
   readScopes,
@@ -31,7 +32,10 @@ export interface VectorServiceDeps {
   db: Knex;
   clock: Clock;
   metrics: MemoryMetrics;
-  settings: Pick<ValuesOf<typeof memorySettings>, 'vectorSearch' | 'vectorEfSearch'>;
+  settings: Pick<
+    ValuesOf<typeof memorySettings>,
+    'vectorSearch' | 'vectorEfSearch' | 'scopeMaxEntries' | 'scopeMaxBytes'
+  >;
   log: Logger;
 }
 
@@ -86,6 +90,7 @@ export function createVectorService(deps: VectorServiceDeps) {
   const { db, clock, metrics } = deps;
   const engines = createVectorSearch({ db, settings: deps.settings, log: deps.log });
   const count = (type: string, scope: string) => metrics.operationsTotal.inc({ type, scope });
+  const quota = { maxEntries: deps.settings.scopeMaxEntries, maxBytes: deps.settings.scopeMaxBytes };
 
   return {
     /** The engine searches use: `pgvector` or `exact` (setting and database decide). */
@@ -97,7 +102,8 @@ export function createVectorService(deps: VectorServiceDeps) {
      * the scope's other keys is a 409 conflict (replacing a key's only vector with another
      * dimension is fine). Writers of one scope instance are serialised by an advisory lock held
      * until commit, so two replicas storing different dimensions into an empty scope cannot both
-     * succeed.
+     * succeed. A vector that would take the scope past its quota (keys and vectors count
+     * together) answers 409 quota_exceeded.
      */
     async store(
       request: ScopeRequest,
@@ -114,17 +120,19 @@ export function createVectorService(deps: VectorServiceDeps) {
       }
       const embedding = encodeEmbedding(vector.embedding);
       const { dimensions } = embedding;
-      const written = await db.transaction(async (trx) => {
-        await lockScope(trx, ref);
-        const other = await otherDimension(trx, ref, vector.key, dimensions);
-        if (other !== undefined) {
-          throw new ProblemError(
-            'conflict',
-            `The ${ref.scope} scope "${ref.scopeId}" holds vectors of ${other} dimensions; this one has ${dimensions}. One scope holds vectors of one dimension: use another scope, or delete its vectors first.`,
-          );
-        }
-        return upsertVector(trx, { ref, key: vector.key, embedding, metadata, at: new Date(clock.now()) });
-      });
+      const written = await refusedPastQuota(
+        db.transaction(async (trx) => {
+          await lockScope(trx, ref, quota);
+          const other = await otherDimension(trx, ref, vector.key, dimensions);
+          if (other !== undefined) {
+            throw new ProblemError(
+              'conflict',
+              `The ${ref.scope} scope "${ref.scopeId}" holds vectors of ${other} dimensions; this one has ${dimensions}. One scope holds vectors of one dimension: use another scope, or delete its vectors first.`,
+            );
+          }
+          return upsertVector(trx, { ref, key: vector.key, embedding, metadata, at: new Date(clock.now()) });
+        }),
+      );
       await engines.ensureIndex(dimensions);
       count('vector_set', ref.scope);
       return { ...ref, key: vector.key, dimensions, ...written };

@@ -1,15 +1,8 @@
-/** Default bound on the bytes of the answers the discovery cache keeps (keys included). */
-export const DISCOVERY_CACHE_MAX_BYTES = 32 * 1024 * 1024;
-/**
- * An answer larger than this is never cached: one huge query must not push out dozens of
- * ordinary ones, and it is recomputed from the cached fleet snapshot anyway.
- */
-export const DISCOVERY_CACHE_MAX_ENTRY_BYTES = 4 * 1024 * 1024;
-/** Bound on distinct queries kept, whatever their size: each entry costs bookkeeping too. */
-export const DISCOVERY_CACHE_MAX_ENTRIES = 1000;
+/** Default bound on distinct keys kept, whatever their size: each entry costs bookkeeping too. */
+export const ANSWER_CACHE_MAX_ENTRIES = 1000;
 
 /** What the health report says about a cache. */
-export interface DiscoveryCacheStats {
+export interface AnswerCacheStats {
   entries: number;
   /** Bytes of the live entries (their values as sized by `sizeOf`, plus their keys). */
   bytes: number;
@@ -17,24 +10,32 @@ export interface DiscoveryCacheStats {
 }
 
 /**
- * The discovery answer cache: rendered answers keyed by the normalized query, each kept for the
- * TTL. `invalidate()` drops everything and bumps a generation, so an answer computed from data
- * read before an invalidation is never stored after it (it would be stale for a whole TTL).
+ * A cache of answers computed from data other replicas can change (the fleet of registered
+ * nodes): each value is kept for the TTL, and `invalidate()` (called for every change event on
+ * the bus, which reaches every replica) drops everything and bumps a generation, so a value
+ * computed from data read before an invalidation is never stored after it (it would be stale for
+ * a whole TTL). The TTL is the backstop for changes no event announces.
  */
-export interface DiscoveryCache<V> {
+export interface AnswerCache<V> {
   get(key: string): V | undefined;
   /** Stores `value` unless the cache was invalidated since `generation` was read, or it is too large. */
   set(key: string, value: V, generation: number): void;
+  /**
+   * The cached value of `key`, or `compute()`'s, stored under the generation read before it ran.
+   * Concurrent callers asking for the same key in the same generation share one computation: a
+   * burst of requests after an invalidation reads the database once, not once each.
+   */
+  remember(key: string, compute: () => Promise<V>): Promise<{ value: V; cached: boolean }>;
   generation(): number;
   invalidate(): void;
   /** Live entries, their bytes and the age of the oldest, for the health report. */
-  stats(): DiscoveryCacheStats;
+  stats(): AnswerCacheStats;
 }
 
-export interface DiscoveryCacheOptions<V> {
+export interface AnswerCacheOptions<V> {
   ttlMs: number;
   now: () => number;
-  /** Bound on distinct queries kept, so hostile query variety cannot grow memory without end. */
+  /** Bound on distinct keys kept, so hostile query variety cannot grow memory without end. */
   maxEntries?: number;
   /** The size of a value in bytes; without it values count as 0 bytes and only keys are sized. */
   sizeOf?: (value: V) => number;
@@ -44,13 +45,19 @@ export interface DiscoveryCacheOptions<V> {
   maxEntryBytes?: number;
 }
 
-export function createDiscoveryCache<V>(options: DiscoveryCacheOptions<V>): DiscoveryCache<V> {
-  const maxEntries = options.maxEntries ?? DISCOVERY_CACHE_MAX_ENTRIES;
+/*
+ * Hand-written rather than lru-cache: what matters here is the generation rule (a value read
+ * before an invalidation is never stored after it) and sharing one computation per generation,
+ * which a general-purpose cache does not offer; the eviction itself is a few lines over a Map.
+ */
+export function createAnswerCache<V>(options: AnswerCacheOptions<V>): AnswerCache<V> {
+  const maxEntries = options.maxEntries ?? ANSWER_CACHE_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
   const maxEntryBytes = Math.min(options.maxEntryBytes ?? Number.POSITIVE_INFINITY, maxBytes);
   const sizeOf = options.sizeOf ?? (() => 0);
   // Map keeps insertion order, and set() re-inserts, so the first key is always the oldest entry.
   const entries = new Map<string, { value: V; storedAt: number; bytes: number }>();
+  const inFlight = new Map<string, { generation: number; promise: Promise<V> }>();
   let bytes = 0;
   let generation = 0;
   const expired = (storedAt: number) => options.now() - storedAt >= options.ttlMs;
@@ -61,7 +68,7 @@ export function createDiscoveryCache<V>(options: DiscoveryCacheOptions<V>): Disc
     entries.delete(key);
   };
 
-  return {
+  const cache: AnswerCache<V> = {
     get(key) {
       const entry = entries.get(key);
       if (!entry) return undefined;
@@ -74,7 +81,7 @@ export function createDiscoveryCache<V>(options: DiscoveryCacheOptions<V>): Disc
     set(key, value, readGeneration) {
       if (options.ttlMs <= 0 || readGeneration !== generation) return;
       remove(key);
-      // Keys are JSON of the whole query (up to 50 patterns of 200 characters): they count too.
+      // Keys are the whole normalized query (discovery's can be 50 patterns of 200 characters).
       const size = sizeOf(value) + Buffer.byteLength(key);
       if (size > maxEntryBytes) return;
       while (entries.size > 0 && (entries.size >= maxEntries || bytes + size > maxBytes)) {
@@ -82,6 +89,24 @@ export function createDiscoveryCache<V>(options: DiscoveryCacheOptions<V>): Disc
       }
       entries.set(key, { value, storedAt: options.now(), bytes: size });
       bytes += size;
+    },
+    async remember(key, compute) {
+      const hit = cache.get(key);
+      if (hit !== undefined) return { value: hit, cached: true };
+      const readGeneration = generation;
+      const shared = inFlight.get(key);
+      if (shared && shared.generation === readGeneration) {
+        return { value: await shared.promise, cached: false };
+      }
+      const promise = compute();
+      inFlight.set(key, { generation: readGeneration, promise });
+      try {
+        const value = await promise;
+        cache.set(key, value, readGeneration);
+        return { value, cached: false };
+      } finally {
+        if (inFlight.get(key)?.promise === promise) inFlight.delete(key);
+      }
     },
     generation: () => generation,
     invalidate() {
@@ -98,4 +123,5 @@ export function createDiscoveryCache<V>(options: DiscoveryCacheOptions<V>): Disc
       return { entries: entries.size, bytes, oldestAgeMs: oldest === null ? null : options.now() - oldest };
     },
   };
+  return cache;
 }
