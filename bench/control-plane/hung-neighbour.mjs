@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// A healthy node's async executions next to a node that never answers (issue 20). Three runs of
+// A healthy node's async executions next to a node that never answers. Three runs of
 // the real control-plane server, each on a fresh database:
 //   alone      the healthy node only;
 //   neighbour  first HUNG executions to a node whose function never answers (they take its

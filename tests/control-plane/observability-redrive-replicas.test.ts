@@ -1,5 +1,5 @@
 /**
- * Issue 20: two replicas redriving the observability dead-letter queue at once. PostgreSQL only:
+ * Two replicas redriving the observability dead-letter queue at once. PostgreSQL only:
  * PGlite's files belong to a single process, so there is no second replica to run (the same race
  * on one process is in apps/control-plane/test/observability.test.ts, on both databases).
  *

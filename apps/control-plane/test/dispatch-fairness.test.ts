@@ -1,5 +1,5 @@
 /**
- * Issue 20: no node can stall the others' asynchronous work. A node that never answers keeps at
+ * No node can stall the others' asynchronous work. A node that never answers keeps at
  * most `max_concurrent_per_node` dispatch slots (the rest of the queue goes on flowing), and a
  * call it neither answers nor reports on ends by the answer rule (`answer_timeout`), while an
  * agent that answered 202, or reports while it works, is never ended by that rule.

@@ -1,5 +1,5 @@
 /**
- * Issue 20, what must keep holding: no request can make the control plane answer 5xx. Every
+ * What must keep holding: no request can make the control plane answer 5xx. Every
  * write operation (POST, PUT, PATCH, DELETE) of the OpenAPI document the app serves gets a fixed
  * set of hostile requests, built from the operation itself:
  * - whole bodies: none, `null`, `[]`, `{}`, scalars, invalid JSON, a BOM, JSON sent as text/plain

@@ -51,7 +51,7 @@ function updatedBy(ctx: Context): string | null {
 }
 
 /**
- * Configuration storage (spec §4): named texts with their recent versions, and the reload of the
+ * Configuration storage: named texts with their recent versions, and the reload of the
  * control plane's own (`control-plane`). Mounted once per prefix; answers are never cached.
  */
 export function configStoreRouter(deps: ConfigStoreRouterDeps): Router {
