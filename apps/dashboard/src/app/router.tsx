@@ -1,0 +1,57 @@
+import { createRootRoute, createRoute, createRouter, Link, redirect } from '@tanstack/react-router';
+import { validateExecutionFilters } from '../executions/execution-filters.ts';
+import { ExecutionPage } from '../executions/execution-page.tsx';
+import { ExecutionsPage } from '../executions/executions-page.tsx';
+import { NodePage } from '../nodes/node-page.tsx';
+import { NodesPage } from '../nodes/nodes-page.tsx';
+import { Shell } from './shell.tsx';
+
+function NotFound() {
+  return (
+    <>
+      <h1>Page not found</h1>
+      <p>
+        The dashboard has no page at this address. Go to the <Link to="/nodes">nodes</Link> or the{' '}
+        <Link to="/executions">executions</Link>.
+      </p>
+    </>
+  );
+}
+
+const rootRoute = createRootRoute({ component: Shell, notFoundComponent: NotFound });
+
+const indexRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/',
+  beforeLoad: () => {
+    throw redirect({ to: '/nodes' });
+  },
+});
+
+const nodesRoute = createRoute({ getParentRoute: () => rootRoute, path: '/nodes', component: NodesPage });
+
+const nodeRoute = createRoute({ getParentRoute: () => rootRoute, path: '/nodes/$nodeId', component: NodePage });
+
+const executionsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/executions',
+  validateSearch: validateExecutionFilters,
+  component: ExecutionsPage,
+});
+
+const executionRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/executions/$executionId',
+  component: ExecutionPage,
+});
+
+const routeTree = rootRoute.addChildren([indexRoute, nodesRoute, nodeRoute, executionsRoute, executionRoute]);
+
+/** Code-based routes under /ui/, where the control plane serves the app. */
+export const router = createRouter({ routeTree, basepath: '/ui' });
+
+declare module '@tanstack/react-router' {
+  interface Register {
+    router: typeof router;
+  }
+}

@@ -1,0 +1,79 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { Link, Outlet, useRouterState } from '@tanstack/react-router';
+import { useCallback, useEffect, useState } from 'react';
+import { KeyPrompt } from '../components/key-prompt.tsx';
+import { LiveIndicator } from '../components/live-indicator.tsx';
+import { NODES_KEY } from '../nodes/node-queries.ts';
+import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
+import { useLiveEvents } from '../live/live-events.tsx';
+
+const NAV = [
+  { to: '/nodes', label: 'Nodes' },
+  { to: '/executions', label: 'Executions' },
+] as const;
+
+/** Node events refresh every node query (list and node pages) wherever the user is. */
+function useNodeRefresh(): void {
+  const queryClient = useQueryClient();
+  useLiveEvents((event) => {
+    if (event.stream === 'nodes') void queryClient.invalidateQueries({ queryKey: NODES_KEY });
+  });
+}
+
+/** The frame around every page: header (live state, key prompt, palette), sidebar navigation. */
+export function Shell() {
+  const [menuOpen, setMenuOpen] = useState(false);
+  const [paletteOpen, setPaletteOpen] = useState(false);
+  const openPalette = useCallback(() => setPaletteOpen(true), []);
+  const closePalette = useCallback(() => setPaletteOpen(false), []);
+  usePaletteShortcut(openPalette);
+  useNodeRefresh();
+  const pathname = useRouterState({ select: (state) => state.location.pathname });
+  // A navigation closes the narrow-screen menu.
+  useEffect(() => {
+    void pathname;
+    setMenuOpen(false);
+  }, [pathname]);
+
+  return (
+    <div className="shell">
+      <a className="skip-link" href="#main">
+        Skip to content
+      </a>
+      <header className="header">
+        <button
+          type="button"
+          className="menu-button"
+          aria-expanded={menuOpen}
+          aria-controls="sidebar"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
+          Menu
+        </button>
+        <Link to="/" className="brand">
+          Switchyard
+        </Link>
+        <LiveIndicator />
+        <KeyPrompt />
+        <button type="button" className="palette-button" onClick={openPalette} aria-keyshortcuts="Control+K">
+          <span className="label">Jump to…</span>
+          <span className="visually-hidden">Open the command palette</span>
+          <kbd aria-hidden="true">Ctrl K</kbd>
+        </button>
+      </header>
+      <nav id="sidebar" className={`sidebar${menuOpen ? ' open' : ''}`} aria-label="Sections">
+        <ul>
+          {NAV.map((item) => (
+            <li key={item.to}>
+              <Link to={item.to}>{item.label}</Link>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main id="main" className="main" tabIndex={-1}>
+        <Outlet />
+      </main>
+      <CommandPalette open={paletteOpen} onClose={closePalette} />
+    </div>
+  );
+}

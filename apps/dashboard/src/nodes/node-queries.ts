@@ -1,0 +1,38 @@
+import { type SwitchyardClient, unwrap } from '@switchyard/client';
+import { queryOptions } from '@tanstack/react-query';
+
+/** Every node query starts with this key, so one invalidation refreshes lists and node pages. */
+export const NODES_KEY = ['nodes'] as const;
+
+/** The most nodes one list call may return. */
+const PAGE_SIZE = 200;
+
+async function fetchAllNodes(client: SwitchyardClient) {
+  const first = await unwrap(client.GET('/api/ui/v1/nodes', { params: { query: { limit: PAGE_SIZE } } }));
+  const nodes = [...first.nodes];
+  let next = first.pagination.next_offset;
+  // Pages also end at the answer's byte bound, so follow next_offset until the server says done.
+  while (next !== null && next !== undefined) {
+    const page = await unwrap(
+      client.GET('/api/ui/v1/nodes', { params: { query: { limit: PAGE_SIZE, offset: next } } }),
+    );
+    nodes.push(...page.nodes);
+    next = page.pagination.next_offset;
+  }
+  return nodes;
+}
+
+export type NodeSummary = Awaited<ReturnType<typeof fetchAllNodes>>[number];
+
+/** Every registered node with its instances (GET /api/ui/v1/nodes, all pages). */
+export function nodesQuery(client: SwitchyardClient) {
+  return queryOptions({ queryKey: NODES_KEY, queryFn: () => fetchAllNodes(client) });
+}
+
+/** One node with every instance and its functions' schemas (GET /api/v1/nodes/{id}). */
+export function nodeQuery(client: SwitchyardClient, nodeId: string) {
+  return queryOptions({
+    queryKey: [...NODES_KEY, nodeId],
+    queryFn: () => unwrap(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
+  });
+}

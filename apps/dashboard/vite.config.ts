@@ -1,0 +1,28 @@
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+/**
+ * The control plane serves the build at /ui/ under a strict Content-Security-Policy (scripts and
+ * styles from 'self' only), so the build must not inline anything into index.html: CSS goes to
+ * files and the module-preload polyfill, which Vite would inject inline, is left out (every
+ * browser the dashboard supports preloads modules natively).
+ *
+ * `npm run dev` proxies /api to a control plane: SWITCHYARD_URL, default http://127.0.0.1:8080.
+ */
+export default defineConfig({
+  base: '/ui/',
+  plugins: [react()],
+  build: {
+    outDir: 'dist',
+    assetsDir: 'assets',
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+    sourcemap: true,
+  },
+  server: {
+    proxy: { '/api': { target: process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:8080', changeOrigin: false } },
+  },
+  preview: {
+    proxy: { '/api': { target: process.env.SWITCHYARD_URL ?? 'http://127.0.0.1:8080', changeOrigin: false } },
+  },
+});
