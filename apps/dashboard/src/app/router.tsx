@@ -30,7 +30,11 @@ const indexRoute = createRoute({
 
 const nodesRoute = createRoute({ getParentRoute: () => rootRoute, path: '/nodes', component: NodesPage });
 
-const nodeRoute = createRoute({ getParentRoute: () => rootRoute, path: '/nodes/$nodeId', component: NodePage });
+const nodeRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/nodes/$nodeId',
+  component: NodePage,
+});
 
 const executionsRoute = createRoute({
   getParentRoute: () => rootRoute,

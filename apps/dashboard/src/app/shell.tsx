@@ -3,9 +3,9 @@ import { Link, Outlet, useRouterState } from '@tanstack/react-router';
 import { useCallback, useEffect, useState } from 'react';
 import { KeyPrompt } from '../components/key-prompt.tsx';
 import { LiveIndicator } from '../components/live-indicator.tsx';
+import { useLiveEvents } from '../live/live-events.tsx';
 import { NODES_KEY } from '../nodes/node-queries.ts';
 import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
-import { useLiveEvents } from '../live/live-events.tsx';
 
 const NAV = [
   { to: '/nodes', label: 'Nodes' },
@@ -57,8 +57,7 @@ export function Shell() {
         <KeyPrompt />
         <button type="button" className="palette-button" onClick={openPalette} aria-keyshortcuts="Control+K">
           <span className="label">Jump to…</span>
-          <span className="visually-hidden">Open the command palette</span>
-          <kbd aria-hidden="true">Ctrl K</kbd>
+          <kbd>Ctrl K</kbd>
         </button>
       </header>
       <nav id="sidebar" className={`sidebar${menuOpen ? ' open' : ''}`} aria-label="Sections">

@@ -1,4 +1,3 @@
-import { unwrap } from '@switchyard/client';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
@@ -6,6 +5,7 @@ import { JsonBlock } from '../components/json-view.tsx';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
+import { answer } from '../connection/answer.ts';
 import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import {
@@ -62,12 +62,13 @@ function Deliveries({ executionId }: { executionId: string }) {
   const deliveries = useQuery(webhookDeliveriesQuery(client, executionId));
   const retry = useMutation({
     mutationFn: () =>
-      unwrap(
+      answer(
         client.POST('/api/ui/v1/executions/{execution_id}/webhook/retry', {
           params: { path: { execution_id: executionId } },
         }),
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: [...EXECUTIONS_KEY, 'deliveries', executionId] }),
+    onSuccess: () =>
+      queryClient.invalidateQueries({ queryKey: [...EXECUTIONS_KEY, 'deliveries', executionId] }),
   });
   const list = deliveries.data?.deliveries ?? [];
   if (deliveries.data && list.length === 0) return null;
@@ -90,8 +91,8 @@ function Deliveries({ executionId }: { executionId: string }) {
         <div className="card" key={delivery.delivery_id}>
           <p>
             <StatusBadge status={delivery.status === 'dead' ? 'failed' : delivery.status} />{' '}
-            <strong>{delivery.status === 'dead' ? 'dead-lettered' : delivery.status}</strong> {delivery.event} to{' '}
-            <code>{delivery.url}</code> {delivery.signed ? '(signed)' : '(unsigned)'}
+            <strong>{delivery.status === 'dead' ? 'dead-lettered' : delivery.status}</strong> {delivery.event}{' '}
+            to <code>{delivery.url}</code> {delivery.signed ? '(signed)' : '(unsigned)'}
             {delivery.manual ? ' — manual retry' : ''}
           </p>
           <ul className="logs">
@@ -129,7 +130,7 @@ export function ExecutionPage() {
 
   const cancel = useMutation({
     mutationFn: () =>
-      unwrap(
+      answer(
         client.POST('/api/v1/executions/{execution_id}/cancel', {
           params: { path: { execution_id: executionId } },
         }),
@@ -152,7 +153,12 @@ export function ExecutionPage() {
         <div className="actions">
           {record ? <StatusBadge status={record.status} /> : null}
           {record && !FINISHED.has(record.status) ? (
-            <button type="button" className="danger" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+            <button
+              type="button"
+              className="danger"
+              onClick={() => cancel.mutate()}
+              disabled={cancel.isPending}
+            >
               {cancel.isPending ? 'Cancelling…' : 'Cancel execution'}
             </button>
           ) : null}
@@ -219,7 +225,9 @@ export function ExecutionPage() {
             </div>
           ) : null}
           <JsonBlock title="Result" value={record.result} />
-          {record.error_details !== null ? <JsonBlock title="Error details" value={record.error_details} /> : null}
+          {record.error_details !== null ? (
+            <JsonBlock title="Error details" value={record.error_details} />
+          ) : null}
           <Logs executionId={executionId} />
           <Deliveries executionId={executionId} />
         </>

@@ -1,6 +1,9 @@
-import { type SwitchyardClient, unwrap } from '@switchyard/client';
+import type { paths, SwitchyardClient } from '@switchyard/client';
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
+import { answer } from '../connection/answer.ts';
 import type { ExecutionFilters } from './execution-filters.ts';
+
+type ExecutionQuery = NonNullable<paths['/api/v1/executions']['get']['parameters']['query']>;
 
 export const EXECUTIONS_KEY = ['executions'] as const;
 
@@ -8,9 +11,13 @@ export const EXECUTIONS_KEY = ['executions'] as const;
 export const LIST_PAGE = 100;
 
 export function listExecutions(client: SwitchyardClient, filters: ExecutionFilters, cursor?: string) {
-  type Query = NonNullable<Parameters<typeof client.GET<'/api/v1/executions'>>[1]>['params']['query'];
-  const query = { ...filters, limit: LIST_PAGE, ...(cursor ? { cursor } : {}) } as Query;
-  return unwrap(client.GET('/api/v1/executions', { params: { query } }));
+  const query = {
+    ...filters,
+    status: filters.status as ExecutionQuery['status'],
+    limit: LIST_PAGE,
+    ...(cursor ? { cursor } : {}),
+  };
+  return answer(client.GET('/api/v1/executions', { params: { query } }));
 }
 
 export type ExecutionPage = Awaited<ReturnType<typeof listExecutions>>;
@@ -30,7 +37,7 @@ export function executionQuery(client: SwitchyardClient, executionId: string) {
   return queryOptions({
     queryKey: [...EXECUTIONS_KEY, 'one', executionId],
     queryFn: () =>
-      unwrap(
+      answer(
         client.GET('/api/v1/executions/{execution_id}', {
           params: { path: { execution_id: executionId } },
         }),
@@ -43,7 +50,7 @@ export function executionLogsQuery(client: SwitchyardClient, executionId: string
     queryKey: [...EXECUTIONS_KEY, 'logs', executionId],
     queryFn: async () => {
       // Follow next_after to the end: logs and notes of one execution are read whole.
-      const first = await unwrap(
+      const first = await answer(
         client.GET('/api/v1/executions/{execution_id}/logs', {
           params: { path: { execution_id: executionId }, query: { limit: 500 } },
         }),
@@ -51,7 +58,7 @@ export function executionLogsQuery(client: SwitchyardClient, executionId: string
       const entries = [...first.entries];
       let after = first.next_after;
       while (after !== null && after !== undefined) {
-        const page = await unwrap(
+        const page = await answer(
           client.GET('/api/v1/executions/{execution_id}/logs', {
             params: { path: { execution_id: executionId }, query: { after, limit: 500 } },
           }),
@@ -68,7 +75,7 @@ export function webhookDeliveriesQuery(client: SwitchyardClient, executionId: st
   return queryOptions({
     queryKey: [...EXECUTIONS_KEY, 'deliveries', executionId],
     queryFn: () =>
-      unwrap(
+      answer(
         client.GET('/api/ui/v1/executions/{execution_id}/webhook/deliveries', {
           params: { path: { execution_id: executionId } },
         }),

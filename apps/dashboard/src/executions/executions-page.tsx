@@ -10,7 +10,7 @@ import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import { EXECUTION_STATUSES, type ExecutionFilters } from './execution-filters.ts';
 import { executionListQuery, listExecutions } from './execution-queries.ts';
-import { mergeNewest, patchStatus } from './live-list.ts';
+import { type ListData, mergeNewest, patchStatus } from './live-list.ts';
 
 const ROW_HEIGHT = 44;
 
@@ -117,7 +117,9 @@ export function ExecutionsPage() {
       refresh.current = null;
       try {
         const fresh = await listExecutions(client, filters);
-        queryClient.setQueryData(options.queryKey, (data) => (data ? mergeNewest(data, fresh) : data));
+        queryClient.setQueryData<ListData>(options.queryKey, (data) =>
+          data ? mergeNewest(data, fresh) : data,
+        );
       } catch {
         // The next event or a refetch tries again; the list keeps what it shows.
       }
@@ -201,7 +203,11 @@ export function ExecutionsPage() {
           </div>
           <div className="list-foot">
             {rows.length} loaded
-            {list.isFetchingNextPage ? ', loading more…' : list.hasNextPage ? ', more as you scroll' : ', all shown'}
+            {list.isFetchingNextPage
+              ? ', loading more…'
+              : list.hasNextPage
+                ? ', more as you scroll'
+                : ', all shown'}
           </div>
         </section>
       ) : null}

@@ -1,7 +1,7 @@
 import type { InfiniteData, QueryClient } from '@tanstack/react-query';
 import type { ExecutionPage, ExecutionSummary } from './execution-queries.ts';
 
-type ListData = InfiniteData<ExecutionPage, string | undefined>;
+export type ListData = InfiniteData<ExecutionPage, string | undefined>;
 
 /**
  * Merges a fresh first page into the loaded list without reloading what was scrolled through:

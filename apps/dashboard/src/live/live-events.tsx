@@ -1,4 +1,4 @@
-import { streamEvents } from '@switchyard/client';
+import { type ApiProblem, streamEvents } from '@switchyard/client';
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { isUnauthorized, useConnection } from '../connection/connection.tsx';
 
@@ -11,10 +11,10 @@ export interface LiveEvent {
 
 export type LiveStream = 'nodes' | 'executions';
 
-const STREAM_PATHS: Record<LiveStream, string> = {
+const STREAM_PATHS = {
   nodes: '/api/ui/v1/nodes/events',
   executions: '/api/ui/v1/executions/events',
-};
+} as const;
 
 type Listener = (event: LiveEvent) => void;
 
@@ -25,18 +25,6 @@ interface Live {
 }
 
 const LiveContext = createContext<Live | null>(null);
-
-function parsed(data: unknown): Record<string, unknown> {
-  if (typeof data === 'string') {
-    try {
-      const value = JSON.parse(data) as unknown;
-      return value && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-    } catch {
-      return {};
-    }
-  }
-  return data && typeof data === 'object' ? (data as Record<string, unknown>) : {};
-}
 
 /**
  * Keeps the node and execution event streams open for the whole app (one connection each, however
@@ -51,24 +39,34 @@ export function LiveProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     const controller = new AbortController();
-    for (const stream of Object.keys(STREAM_PATHS) as LiveStream[]) {
-      void streamEvents({
+    const dispatch = (event: LiveEvent) => {
+      for (const listener of listeners.current) listener(event);
+    };
+    const onError = (error: ApiProblem) => {
+      if (isUnauthorized(error)) requireKey();
+    };
+    const handles = [
+      streamEvents({
         baseUrl,
         apiKey,
-        path: STREAM_PATHS[stream],
+        path: STREAM_PATHS.nodes,
         signal: controller.signal,
-        onEvent: ({ event, data }) => {
-          const live: LiveEvent = { stream, event, data: parsed(data) };
-          for (const listener of listeners.current) listener(live);
-        },
-        onState: (state) => setOpen((was) => ({ ...was, [stream]: state === 'open' })),
-        onError: (error) => {
-          if (isUnauthorized(error)) requireKey();
-        },
-      }).catch((error: unknown) => {
-        if (isUnauthorized(error)) requireKey();
-      });
-    }
+        onEvent: ({ event, data }) => dispatch({ stream: 'nodes', event, data: { ...data } }),
+        onState: (state) => setOpen((was) => ({ ...was, nodes: state === 'live' })),
+        onError,
+      }),
+      streamEvents({
+        baseUrl,
+        apiKey,
+        path: STREAM_PATHS.executions,
+        signal: controller.signal,
+        onEvent: ({ event, data }) => dispatch({ stream: 'executions', event, data: { ...data } }),
+        onState: (state) => setOpen((was) => ({ ...was, executions: state === 'live' })),
+        onError,
+      }),
+    ];
+    // A listener that throws would end a stream (done rejects); keep the others going and say why.
+    for (const handle of handles) handle.done.catch((error: unknown) => console.error(error));
     return () => controller.abort();
   }, [baseUrl, apiKey, requireKey]);
 

@@ -1,5 +1,6 @@
-import { type SwitchyardClient, unwrap } from '@switchyard/client';
+import type { SwitchyardClient } from '@switchyard/client';
 import { queryOptions } from '@tanstack/react-query';
+import { answer } from '../connection/answer.ts';
 
 /** Every node query starts with this key, so one invalidation refreshes lists and node pages. */
 export const NODES_KEY = ['nodes'] as const;
@@ -8,13 +9,17 @@ export const NODES_KEY = ['nodes'] as const;
 const PAGE_SIZE = 200;
 
 async function fetchAllNodes(client: SwitchyardClient) {
-  const first = await unwrap(client.GET('/api/ui/v1/nodes', { params: { query: { limit: PAGE_SIZE } } }));
+  const first = await answer(
+    client.GET('/api/ui/v1/nodes', { params: { query: { limit: String(PAGE_SIZE) } } }),
+  );
   const nodes = [...first.nodes];
   let next = first.pagination.next_offset;
   // Pages also end at the answer's byte bound, so follow next_offset until the server says done.
   while (next !== null && next !== undefined) {
-    const page = await unwrap(
-      client.GET('/api/ui/v1/nodes', { params: { query: { limit: PAGE_SIZE, offset: next } } }),
+    const page = await answer(
+      client.GET('/api/ui/v1/nodes', {
+        params: { query: { limit: String(PAGE_SIZE), offset: String(next) } },
+      }),
     );
     nodes.push(...page.nodes);
     next = page.pagination.next_offset;
@@ -33,6 +38,6 @@ export function nodesQuery(client: SwitchyardClient) {
 export function nodeQuery(client: SwitchyardClient, nodeId: string) {
   return queryOptions({
     queryKey: [...NODES_KEY, nodeId],
-    queryFn: () => unwrap(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
+    queryFn: () => answer(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
   });
 }

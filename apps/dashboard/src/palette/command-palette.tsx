@@ -91,7 +91,10 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
               <Command.Item value="page nodes" onSelect={() => go(() => navigate({ to: '/nodes' }))}>
                 Nodes
               </Command.Item>
-              <Command.Item value="page executions" onSelect={() => go(() => navigate({ to: '/executions' }))}>
+              <Command.Item
+                value="page executions"
+                onSelect={() => go(() => navigate({ to: '/executions' }))}
+              >
                 Executions
               </Command.Item>
             </Command.Group>
