@@ -14,6 +14,7 @@ import {
   connectorRouters,
   createConnectorListings,
 } from './modules/connector/index.ts';
+import { dashboardMiddleware, defaultDashboardDir } from './modules/dashboard/index.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
@@ -268,6 +269,13 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestLog(log));
   app.use(problemMiddleware());
   app.use(requireOneHostHeader());
+  // The dashboard's pages never need the API key (the app asks for it and sends it on its calls).
+  let builtDashboard: string | undefined;
+  app.use(
+    dashboardMiddleware({
+      dir: () => config.dashboard.dir ?? (builtDashboard ??= defaultDashboardDir()),
+    }),
+  );
   app.use(
     apiKeyAuth(() => {
       const current = live.current();
