@@ -270,12 +270,14 @@ export function createApp(deps: AppDeps): Koa {
   app.use(problemMiddleware());
   app.use(requireOneHostHeader());
   // The dashboard's pages never need the API key (the app asks for it and sends it on its calls).
+  // A build found next to the control plane is remembered; until one is, each visit looks again.
   let builtDashboard: string | undefined;
-  app.use(
-    dashboardMiddleware({
-      dir: () => config.dashboard.dir ?? (builtDashboard ??= defaultDashboardDir()),
-    }),
-  );
+  const dashboardDir = () => {
+    if (config.dashboard.dir) return config.dashboard.dir;
+    builtDashboard ??= defaultDashboardDir();
+    return builtDashboard;
+  };
+  app.use(dashboardMiddleware({ dir: dashboardDir }));
   app.use(
     apiKeyAuth(() => {
       const current = live.current();

@@ -130,9 +130,9 @@ describe('the dashboard at /ui/', () => {
     // rightly forbids a 304; a browser revalidating a no-cache page does not.
     const again = await new Promise<{ status: number; body: string }>((done, fail) => {
       get(`${base}/ui/`, { headers: { 'If-Modified-Since': lastModified } }, (res) => {
-        let body = '';
-        res.on('data', (chunk) => (body += chunk));
-        res.on('end', () => done({ status: res.statusCode!, body }));
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => done({ status: res.statusCode!, body: Buffer.concat(chunks).toString() }));
       }).on('error', fail);
     });
     expect(again).toEqual({ status: 304, body: '' });
