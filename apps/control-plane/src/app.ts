@@ -49,6 +49,7 @@ import {
   nodesRouter,
 } from './modules/nodes/index.ts';
 import { observabilityOpenApi, observabilityRouter } from './modules/observability/index.ts';
+import { overviewOpenApi, overviewRouter } from './modules/overview/index.ts';
 import { webhooksOpenApi, webhooksRouter } from './modules/webhooks/index.ts';
 import type { Clock } from './platform/clock.ts';
 import { createConfigReloader } from './platform/config/live-config.ts';
@@ -237,6 +238,7 @@ export function createApp(deps: AppDeps): Koa {
       clock,
       settings: () => live.current().approvals,
     }),
+    overviewRouter({ db: deps.db, clock }),
     // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
     // lists to each other.
     openApiRouter({
@@ -258,6 +260,7 @@ export function createApp(deps: AppDeps): Koa {
             observabilityOpenApi,
             connectorOpenApi,
             approvalsOpenApi,
+            overviewOpenApi,
           ],
           securitySchemes: CONNECTOR_SECURITY_SCHEMES,
         }),
