@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { LIFECYCLE_STATUSES } from '../nodes/schemas.ts';
+import { LIFECYCLE_STATUSES } from '../nodes/index.ts';
 import { RECENT_FAILURES, WINDOW_MINUTES } from './queries.ts';
 
 const Timestamp = z.iso.datetime();
@@ -56,12 +56,9 @@ export const OverviewSchema = z
         }),
         p95_ms: Millis.meta({ description: '95th percentile of the same durations.' }),
       }),
-      per_minute: z
-        .array(MinuteSchema)
-        .length(WINDOW_MINUTES)
-        .meta({
-          description: 'One entry per minute of the window, oldest first; minutes with nothing are zeros.',
-        }),
+      per_minute: z.array(MinuteSchema).length(WINDOW_MINUTES).meta({
+        description: 'One entry per minute of the window, oldest first; minutes with nothing are zeros.',
+      }),
       recent_failures: z
         .array(
           z.object({

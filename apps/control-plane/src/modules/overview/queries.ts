@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { LIFECYCLE_STATUSES, type LifecycleStatus } from '../nodes/schemas.ts';
+import { LIFECYCLE_STATUSES, type LifecycleStatus } from '../nodes/index.ts';
 
 /** The overview covers the last hour, minute by minute. */
 export const WINDOW_MINUTES = 60;
