@@ -5,6 +5,7 @@ import { type Config, defaultConfig, SETTINGS_TREE, STORED_CONFIG_NAME } from '.
 import { approvalsRouter } from './modules/approvals/index.ts';
 import { configStoreRouter, createConfigStoreService } from './modules/config-store/index.ts';
 import { connectorRouters, createConnectorListings } from './modules/connector/index.ts';
+import { dashboardMiddleware, defaultDashboardDir } from './modules/dashboard/index.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
@@ -29,6 +30,7 @@ import {
   nodesRouter,
 } from './modules/nodes/index.ts';
 import { observabilityRouter } from './modules/observability/index.ts';
+import { overviewRouter } from './modules/overview/index.ts';
 import { webhooksRouter } from './modules/webhooks/index.ts';
 import { controlPlaneOpenApi } from './openapi.ts';
 import type { Clock } from './platform/clock.ts';
@@ -216,6 +218,7 @@ export function createApp(deps: AppDeps): Koa {
       clock,
       settings: () => live.current().approvals,
     }),
+    overviewRouter({ db: deps.db, clock }),
     // Each feature describes its routes in its openapi.ts (merged in openapi.ts); test/openapi.test.ts
     // holds the two lists to each other.
     openApiRouter({ document: controlPlaneOpenApi }),
@@ -226,6 +229,15 @@ export function createApp(deps: AppDeps): Koa {
   app.use(requestLog(log));
   app.use(problemMiddleware());
   app.use(requireOneHostHeader());
+  // The dashboard's pages never need the API key (the app asks for it and sends it on its calls).
+  // A build found next to the control plane is remembered; until one is, each visit looks again.
+  let builtDashboard: string | undefined;
+  const dashboardDir = () => {
+    if (config.dashboard.dir) return config.dashboard.dir;
+    builtDashboard ??= defaultDashboardDir();
+    return builtDashboard;
+  };
+  app.use(dashboardMiddleware({ dir: dashboardDir }));
   app.use(
     apiKeyAuth(() => {
       const current = live.current();

@@ -2,6 +2,7 @@ import type { Database } from '@switchyard/shared/db';
 import { approvalSettings } from './modules/approvals/index.ts';
 import { configStoreSettings, getStoredConfig } from './modules/config-store/index.ts';
 import { connectorSettings } from './modules/connector/index.ts';
+import { dashboardSettings } from './modules/dashboard/index.ts';
 import { discoverySettings } from './modules/discovery/index.ts';
 import { executionQueueSettings } from './modules/executions/index.ts';
 import { memorySettings } from './modules/memory/index.ts';
@@ -45,6 +46,7 @@ export const SETTINGS_TREE = {
   observability: observabilitySettings,
   configStore: configStoreSettings,
   connector: connectorSettings,
+  dashboard: dashboardSettings,
   configSource: configSourceSetting,
 };
 

@@ -8,6 +8,7 @@ import { healthOpenApi } from './modules/health/index.ts';
 import { memoryEventsOpenApi, memoryOpenApi, vectorMemoryOpenApi } from './modules/memory/index.ts';
 import { nodesOpenApi } from './modules/nodes/index.ts';
 import { observabilityOpenApi } from './modules/observability/index.ts';
+import { overviewOpenApi } from './modules/overview/index.ts';
 import { webhooksOpenApi } from './modules/webhooks/index.ts';
 import { createOpenApiDocument } from './platform/openapi/document.ts';
 import { platformOpenApi } from './platform/openapi/platform-paths.ts';
@@ -37,6 +38,7 @@ export function controlPlaneOpenApi(): oas31.OpenAPIObject {
       observabilityOpenApi,
       connectorOpenApi,
       approvalsOpenApi,
+      overviewOpenApi,
     ],
     securitySchemes: CONNECTOR_SECURITY_SCHEMES,
   });

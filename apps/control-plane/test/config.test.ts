@@ -139,6 +139,7 @@ describe('loadConfig defaults', () => {
         capabilities: ['reasoners:read', 'versions:read', 'versions:write', 'restart'],
         cacheTtlMs: 30_000,
       },
+      dashboard: { dir: undefined },
       configSource: 'file',
     });
     expect(defaultConfig()).toEqual(config);

@@ -295,6 +295,11 @@ describe('real answers match the document', () => {
     expect((await exercise('GET', '/api/v1/health', undefined, { at })).status).toBe(503);
   });
 
+  it('the dashboard overview, with and without the key', async () => {
+    expect((await exercise('GET', '/api/ui/v1/overview')).status).toBe(200);
+    expect((await exercise('GET', '/api/ui/v1/overview', undefined, { key: false })).status).toBe(401);
+  });
+
   it('discovery: json, compact and xml answers, and a bad parameter', async () => {
     const id = uniqueNodeId('oas-discovery');
     await exercise('POST', '/api/v1/nodes/register', registration(id, 'http://127.0.0.1:9'));

@@ -18,6 +18,7 @@ import { createObservability } from './20261123091000_create_observability.ts';
 import { acceptsWebhookStrings } from './20261126090000_accepts_webhook_strings.ts';
 import { observabilityDlqClaims } from './20261127090000_observability_dlq_claims.ts';
 import { memoryScopeUsage } from './20261127091000_memory_scope_usage.ts';
+import { executionsCompletedIndex } from './20261128090000_executions_completed_index.ts';
 
 /** The control plane's schema history, oldest first. Add a file per change; never edit a landed one. */
 export const controlPlaneMigrations: MigrationSet = {
@@ -42,5 +43,6 @@ export const controlPlaneMigrations: MigrationSet = {
     acceptsWebhookStrings,
     observabilityDlqClaims,
     memoryScopeUsage,
+    executionsCompletedIndex,
   ],
 };

@@ -18,6 +18,7 @@ export type {
   ReasonerSpec,
   SkillSpec,
 } from './schemas.ts';
+export { LIFECYCLE_STATUSES } from './schemas.ts';
 export {
   type NodeHealthSettings,
   type NodeLifecycleSettings,
