@@ -1,9 +1,10 @@
-import { createRootRoute, createRoute, createRouter, Link, redirect } from '@tanstack/react-router';
+import { createRootRoute, createRoute, createRouter, Link } from '@tanstack/react-router';
 import { validateExecutionFilters } from '../executions/execution-filters.ts';
 import { ExecutionPage } from '../executions/execution-page.tsx';
 import { ExecutionsPage } from '../executions/executions-page.tsx';
 import { NodePage } from '../nodes/node-page.tsx';
 import { NodesPage } from '../nodes/nodes-page.tsx';
+import { OverviewPage } from '../overview/overview-page.tsx';
 import { Shell } from './shell.tsx';
 
 function NotFound() {
@@ -11,8 +12,8 @@ function NotFound() {
     <>
       <h1>Page not found</h1>
       <p>
-        The dashboard has no page at this address. Go to the <Link to="/nodes">nodes</Link> or the{' '}
-        <Link to="/executions">executions</Link>.
+        The dashboard has no page at this address. Go to the <Link to="/">overview</Link>, the{' '}
+        <Link to="/nodes">nodes</Link> or the <Link to="/executions">executions</Link>.
       </p>
     </>
   );
@@ -23,9 +24,7 @@ const rootRoute = createRootRoute({ component: Shell, notFoundComponent: NotFoun
 const indexRoute = createRoute({
   getParentRoute: () => rootRoute,
   path: '/',
-  beforeLoad: () => {
-    throw redirect({ to: '/nodes' });
-  },
+  component: OverviewPage,
 });
 
 const nodesRoute = createRoute({ getParentRoute: () => rootRoute, path: '/nodes', component: NodesPage });

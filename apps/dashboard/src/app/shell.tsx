@@ -8,6 +8,7 @@ import { NODES_KEY } from '../nodes/node-queries.ts';
 import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
 
 const NAV = [
+  { to: '/', label: 'Overview' },
   { to: '/nodes', label: 'Nodes' },
   { to: '/executions', label: 'Executions' },
 ] as const;
@@ -64,7 +65,9 @@ export function Shell() {
         <ul>
           {NAV.map((item) => (
             <li key={item.to}>
-              <Link to={item.to}>{item.label}</Link>
+              <Link to={item.to} activeOptions={{ exact: item.to === '/' }}>
+                {item.label}
+              </Link>
             </li>
           ))}
         </ul>

@@ -15,7 +15,9 @@ export function DataTable<Row>({
 }) {
   const table = useReactTable({ data, columns, getCoreRowModel: getCoreRowModel(), getRowId: rowId });
   return (
-    <div className="table-scroll">
+    // Focusable, so a keyboard can scroll a table wider than a narrow screen.
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll by keyboard.
+    <div className="table-scroll" tabIndex={0} role="region" aria-label={`${label} (scrolls sideways)`}>
       <table aria-label={label}>
         <thead>
           {table.getHeaderGroups().map((group) => (

@@ -1,5 +1,5 @@
 import { useState } from 'react';
-import { collapseAllNested, defaultStyles, JsonView } from 'react-json-view-lite';
+import { defaultStyles, JsonView } from 'react-json-view-lite';
 import 'react-json-view-lite/dist/index.css';
 
 /** The library's layout classes with the theme's colours (dark mode follows the CSS variables). */
@@ -22,9 +22,13 @@ interface JsonBlockProps {
   value: unknown;
 }
 
+/** Levels shown open at first; deeper ones start collapsed, one click away. */
+const OPEN_LEVELS = 3;
+const openTopLevels = (level: number) => level < OPEN_LEVELS;
+
 /**
- * A JSON value with a heading and a copy button: objects and arrays as a collapsible tree (nested
- * levels start collapsed), anything else as its JSON text.
+ * A JSON value with a heading and a copy button: objects and arrays as a collapsible tree (the
+ * first levels open), anything else as its JSON text.
  */
 export function JsonBlock({ title, value }: JsonBlockProps) {
   const [copied, setCopied] = useState<'idle' | 'copied' | 'failed'>('idle');
@@ -48,7 +52,7 @@ export function JsonBlock({ title, value }: JsonBlockProps) {
       </div>
       <div className="json">
         {value !== null && typeof value === 'object' ? (
-          <JsonView data={value} style={themed} shouldExpandNode={collapseAllNested} aria-label={title} />
+          <JsonView data={value} style={themed} shouldExpandNode={openTopLevels} aria-label={title} />
         ) : (
           <code className="json-string">{text}</code>
         )}

@@ -88,6 +88,9 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
               </Command.Group>
             ) : null}
             <Command.Group heading="Pages">
+              <Command.Item value="page overview" onSelect={() => go(() => navigate({ to: '/' }))}>
+                Overview
+              </Command.Item>
               <Command.Item value="page nodes" onSelect={() => go(() => navigate({ to: '/nodes' }))}>
                 Nodes
               </Command.Item>
