@@ -17,7 +17,7 @@ export function DataTable<Row>({
   return (
     // Focusable, so a keyboard can scroll a table wider than a narrow screen.
     // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take focus to scroll by keyboard.
-    <div className="table-scroll" tabIndex={0} role="region" aria-label={`${label} (scrolls sideways)`}>
+    <section className="table-scroll" tabIndex={0} aria-label={`${label} (scrolls sideways)`}>
       <table aria-label={label}>
         <thead>
           {table.getHeaderGroups().map((group) => (
@@ -40,6 +40,6 @@ export function DataTable<Row>({
           ))}
         </tbody>
       </table>
-    </div>
+    </section>
   );
 }
