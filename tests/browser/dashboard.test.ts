@@ -278,6 +278,11 @@ describe('overview', () => {
     expect(await stat('Instances ready').textContent()).toBe('2');
     expect(Number(await stat('Started').textContent())).toBeGreaterThanOrEqual(4);
     await page.getByRole('table', { name: 'Recent failures' }).getByText(`${testAgentId}.fail`).waitFor();
+    // Relative times carry the exact instant for hover.
+    const when = page.getByRole('table', { name: 'Recent failures' }).locator('time').first();
+    expect(await when.textContent()).toMatch(/ago|now/);
+    expect(Date.parse((await when.getAttribute('datetime'))!)).not.toBeNaN();
+    expect(await when.getAttribute('title')).toMatch(/\d{1,2}:\d{2}/);
     await close(page);
   });
 });
@@ -334,6 +339,10 @@ describe('executions', () => {
     const statuses = await page.locator('[data-execution-id] .badge').allTextContents();
     expect(statuses.length).toBeGreaterThan(0);
     expect(new Set(statuses)).toEqual(new Set(['failed']));
+    // A filter that matches nothing says so and what to change.
+    await page.getByLabel('Target').fill('nobody.nothing');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.getByText('No execution matches these filters').waitFor();
     await close(page);
   });
 

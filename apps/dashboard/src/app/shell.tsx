@@ -4,6 +4,7 @@ import { useCallback, useEffect, useState } from 'react';
 import { KeyPrompt } from '../components/key-prompt.tsx';
 import { LiveIndicator } from '../components/live-indicator.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
+import { refreshOnEvent } from '../live/refresh.ts';
 import { NODES_KEY } from '../nodes/node-queries.ts';
 import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
 
@@ -17,7 +18,7 @@ const NAV = [
 function useNodeRefresh(): void {
   const queryClient = useQueryClient();
   useLiveEvents((event) => {
-    if (event.stream === 'nodes') void queryClient.invalidateQueries({ queryKey: NODES_KEY });
+    if (event.stream === 'nodes') refreshOnEvent(queryClient, NODES_KEY);
   });
 }
 

@@ -8,6 +8,7 @@ import { StatusBadge } from '../components/status-badge.tsx';
 import { answer } from '../connection/answer.ts';
 import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
+import { refreshOnEvent } from '../live/refresh.ts';
 import {
   EXECUTIONS_KEY,
   executionLogsQuery,
@@ -122,9 +123,9 @@ export function ExecutionPage() {
 
   useLiveEvents((event) => {
     if (event.stream === 'executions' && event.data.execution_id === executionId) {
-      void queryClient.invalidateQueries({ queryKey: [...EXECUTIONS_KEY, 'one', executionId] });
-      void queryClient.invalidateQueries({ queryKey: [...EXECUTIONS_KEY, 'logs', executionId] });
-      void queryClient.invalidateQueries({ queryKey: [...EXECUTIONS_KEY, 'deliveries', executionId] });
+      refreshOnEvent(queryClient, [...EXECUTIONS_KEY, 'one', executionId]);
+      refreshOnEvent(queryClient, [...EXECUTIONS_KEY, 'logs', executionId]);
+      refreshOnEvent(queryClient, [...EXECUTIONS_KEY, 'deliveries', executionId]);
     }
   });
 

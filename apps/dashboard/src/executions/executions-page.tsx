@@ -10,7 +10,7 @@ import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import { EXECUTION_STATUSES, type ExecutionFilters } from './execution-filters.ts';
 import { executionListQuery, listExecutions } from './execution-queries.ts';
-import { type ListData, mergeNewest, patchStatus } from './live-list.ts';
+import { type ListData, mergeNewest, patchStatuses } from './live-list.ts';
 
 const ROW_HEIGHT = 44;
 
@@ -97,8 +97,10 @@ export function ExecutionsPage() {
   const list = useInfiniteQuery(options);
   const rows = useMemo(() => list.data?.pages.flatMap((page) => page.executions) ?? [], [list.data]);
 
-  // Events arrive in bursts (a workflow starts many executions), so the newest page is read at
-  // most once per burst: the first event schedules it, later ones in the window ride along.
+  // Events arrive in bursts (a workflow starts many executions), so they are applied at most
+  // once per burst: statuses collected meanwhile are patched into the loaded rows in one pass,
+  // then the newest page is read once to add executions that started.
+  const pendingStatuses = useRef(new Map<string, string>());
   const refresh = useRef<ReturnType<typeof setTimeout> | null>(null);
   useEffect(
     () => () => {
@@ -110,11 +112,13 @@ export function ExecutionsPage() {
     if (event.stream !== 'executions') return;
     const id = event.data.execution_id;
     const status = event.data.status;
-    if (typeof id === 'string' && typeof status === 'string')
-      patchStatus(queryClient, options.queryKey, id, { status } as never);
+    if (typeof id === 'string' && typeof status === 'string') pendingStatuses.current.set(id, status);
     if (refresh.current) return;
     refresh.current = setTimeout(async () => {
       refresh.current = null;
+      const statuses = pendingStatuses.current;
+      pendingStatuses.current = new Map();
+      patchStatuses(queryClient, options.queryKey, statuses);
       try {
         const fresh = await listExecutions(client, filters);
         queryClient.setQueryData<ListData>(options.queryKey, (data) =>

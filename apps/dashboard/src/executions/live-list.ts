@@ -25,22 +25,23 @@ export function mergeNewest(data: ListData, fresh: ExecutionPage): ListData {
   return { ...data, pages };
 }
 
-/** Applies a status event to the rows already loaded, wherever they are in the list. */
-export function patchStatus(
+/** Applies the statuses events reported (by execution id) to the rows already loaded, in one pass. */
+export function patchStatuses(
   queryClient: QueryClient,
   queryKey: readonly unknown[],
-  executionId: string,
-  changes: Partial<ExecutionSummary>,
+  statuses: ReadonlyMap<string, string>,
 ): void {
+  if (statuses.size === 0) return;
   queryClient.setQueryData<ListData>(queryKey, (data) =>
     data
       ? {
           ...data,
           pages: data.pages.map((page) => ({
             ...page,
-            executions: page.executions.map((row) =>
-              row.execution_id === executionId ? { ...row, ...changes } : row,
-            ),
+            executions: page.executions.map((row) => {
+              const status = statuses.get(row.execution_id);
+              return status ? ({ ...row, status } as ExecutionSummary) : row;
+            }),
           })),
         }
       : data,

@@ -9,6 +9,7 @@ import { RelativeTime } from '../components/relative-time.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
+import { refreshOnEvent } from '../live/refresh.ts';
 import { MinuteChart } from './minute-chart.tsx';
 import { OVERVIEW_KEY, type Overview, overviewQuery } from './overview-query.ts';
 
@@ -49,7 +50,7 @@ export function OverviewPage() {
   const { client } = useConnection();
   const queryClient = useQueryClient();
   const overview = useQuery(overviewQuery(client));
-  useLiveEvents(() => void queryClient.invalidateQueries({ queryKey: OVERVIEW_KEY }));
+  useLiveEvents(() => refreshOnEvent(queryClient, OVERVIEW_KEY));
   const data = overview.data;
   return (
     <>
