@@ -384,7 +384,7 @@ describe('executions', () => {
       headers: { 'content-type': 'application/json', 'x-execution-id': id },
       body: JSON.stringify({ message: 'waiting on the model' }),
     });
-    await page.reload();
+    // Log lines and notes show up while the page is open.
     await page.getByText('fetched three sources').waitFor();
     await page.getByText('waiting on the model').waitFor();
     await page.getByRole('button', { name: 'Cancel execution' }).click();

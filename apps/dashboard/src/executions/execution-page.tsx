@@ -27,9 +27,15 @@ function Fact({ label, children }: { label: string; children: ReactNode }) {
   );
 }
 
-function Logs({ executionId }: { executionId: string }) {
+/** How often the logs are read again while the execution runs: log lines raise no event. */
+const LOG_POLL_MS = 2_000;
+
+function Logs({ executionId, running }: { executionId: string; running: boolean }) {
   const { client } = useConnection();
-  const logs = useQuery(executionLogsQuery(client, executionId));
+  const logs = useQuery({
+    ...executionLogsQuery(client, executionId),
+    refetchInterval: running ? LOG_POLL_MS : false,
+  });
   return (
     <section>
       <h2>Logs and notes</h2>
@@ -229,7 +235,7 @@ export function ExecutionPage() {
           {record.error_details !== null ? (
             <JsonBlock title="Error details" value={record.error_details} />
           ) : null}
-          <Logs executionId={executionId} />
+          <Logs executionId={executionId} running={!FINISHED.has(record.status)} />
           <Deliveries executionId={executionId} />
         </>
       ) : null}

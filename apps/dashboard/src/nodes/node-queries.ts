@@ -29,9 +29,19 @@ async function fetchAllNodes(client: SwitchyardClient) {
 
 export type NodeSummary = Awaited<ReturnType<typeof fetchAllNodes>>[number];
 
+/**
+ * Node events say when a status changes; heartbeats and health checks raise none, so the node
+ * queries are also read again at the heartbeat's pace to keep "last heartbeat" true.
+ */
+const HEARTBEAT_REFRESH_MS = 15_000;
+
 /** Every registered node with its instances (GET /api/ui/v1/nodes, all pages). */
 export function nodesQuery(client: SwitchyardClient) {
-  return queryOptions({ queryKey: NODES_KEY, queryFn: () => fetchAllNodes(client) });
+  return queryOptions({
+    queryKey: NODES_KEY,
+    queryFn: () => fetchAllNodes(client),
+    refetchInterval: HEARTBEAT_REFRESH_MS,
+  });
 }
 
 /** One node with every instance and its functions' schemas (GET /api/v1/nodes/{id}). */
@@ -39,5 +49,6 @@ export function nodeQuery(client: SwitchyardClient, nodeId: string) {
   return queryOptions({
     queryKey: [...NODES_KEY, nodeId],
     queryFn: () => answer(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
+    refetchInterval: HEARTBEAT_REFRESH_MS,
   });
 }
