@@ -192,6 +192,7 @@ const SOURCES = [
   'packages/shared',
   'packages/client/package.json',
   'apps/control-plane',
+  'apps/dashboard/package.json',
   'apps/docs',
   'tests/package.json',
 ];

@@ -32,6 +32,7 @@ const MANIFESTS = [
   'packages/shared/package.json',
   'packages/client/package.json',
   'apps/control-plane/package.json',
+  'apps/dashboard/package.json',
   'apps/docs/package.json',
   'tests/package.json',
 ];
