@@ -472,6 +472,43 @@ describe('with SERVICE_API_KEY set', () => {
   });
 });
 
+describe('a control plane with nothing registered, which then restarts', () => {
+  let fresh: ControlPlaneProcess;
+  let freshDir: string;
+
+  beforeAll(async () => {
+    freshDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-empty-'));
+    fresh = await startControlPlaneProcess({ dir: freshDir, databaseUrl: undefined });
+  }, 120_000);
+
+  afterAll(async () => {
+    await fresh?.stop();
+    rmSync(freshDir, { recursive: true, force: true });
+  });
+
+  it('says what to do next on empty pages, and shows "Reconnecting…" while the server is away', async () => {
+    const page = await open(`${fresh.url}/ui/`);
+    const empty = page.getByText('No node has registered yet');
+    await empty.waitFor();
+    const tutorial = page.getByRole('link', { name: 'Follow the first-agent tutorial' });
+    expect(await tutorial.getAttribute('href')).toMatch(/\/docs\/getting-started\/first-agent$/);
+    await page.getByRole('link', { name: 'Executions' }).click();
+    await page.getByText('No execution yet').waitFor();
+    await page.locator('.live[data-state="live"]').waitFor();
+
+    await fresh.stop();
+    await page.locator('.live[data-state="reconnecting"]', { hasText: 'Reconnecting…' }).waitFor();
+    fresh = await startControlPlaneProcess({ dir: freshDir, databaseUrl: undefined, port: fresh.port });
+    await page.locator('.live[data-state="live"]').waitFor({ timeout: 30_000 });
+
+    // While the server was down the browser logged refused connections; nothing else.
+    const seen = problems.get(page)!;
+    problems.set(page, []);
+    await close(page);
+    expect(seen.filter((line) => !line.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
+  });
+});
+
 describe('every page at 1280 and 390 px, light and dark', () => {
   const pages = [
     { name: 'overview', route: '', ready: 'Executions, last hour' },
