@@ -2,42 +2,24 @@ import type Router from '@koa/router';
 import type { Database } from '@switchyard/shared/db';
 import Koa from 'koa';
 import { type Config, defaultConfig, SETTINGS_TREE, STORED_CONFIG_NAME } from './config.ts';
-import { approvalsOpenApi, approvalsRouter } from './modules/approvals/index.ts';
-import {
-  configStoreOpenApi,
-  configStoreRouter,
-  createConfigStoreService,
-} from './modules/config-store/index.ts';
-import {
-  CONNECTOR_SECURITY_SCHEMES,
-  connectorOpenApi,
-  connectorRouters,
-  createConnectorListings,
-} from './modules/connector/index.ts';
+import { approvalsRouter } from './modules/approvals/index.ts';
+import { configStoreRouter, createConfigStoreService } from './modules/config-store/index.ts';
+import { connectorRouters, createConnectorListings } from './modules/connector/index.ts';
 import { dashboardMiddleware, defaultDashboardDir } from './modules/dashboard/index.ts';
 import {
   createDiscoveryMetrics,
   createDiscoveryService,
-  discoveryOpenApi,
   discoveryRouter,
 } from './modules/discovery/index.ts';
-import {
-  executionEventsOpenApi,
-  executionEventsRouter,
-  executionsOpenApi,
-  executionsRouter,
-} from './modules/executions/index.ts';
-import { createHealthService, healthOpenApi, healthRouter, storageProbe } from './modules/health/index.ts';
+import { executionEventsRouter, executionsRouter } from './modules/executions/index.ts';
+import { createHealthService, healthRouter, storageProbe } from './modules/health/index.ts';
 import {
   createMemoryMetrics,
   createMemoryService,
   createVectorService,
   memoryEventSocketRouter,
-  memoryEventsOpenApi,
   memoryEventsRouter,
-  memoryOpenApi,
   memoryRouter,
-  vectorMemoryOpenApi,
   vectorMemoryRouter,
 } from './modules/memory/index.ts';
 import {
@@ -45,12 +27,12 @@ import {
   NODES_TOPIC,
   type NodeRuntime,
   nodeEventsRouter,
-  nodesOpenApi,
   nodesRouter,
 } from './modules/nodes/index.ts';
-import { observabilityOpenApi, observabilityRouter } from './modules/observability/index.ts';
-import { overviewOpenApi, overviewRouter } from './modules/overview/index.ts';
-import { webhooksOpenApi, webhooksRouter } from './modules/webhooks/index.ts';
+import { observabilityRouter } from './modules/observability/index.ts';
+import { overviewRouter } from './modules/overview/index.ts';
+import { webhooksRouter } from './modules/webhooks/index.ts';
+import { controlPlaneOpenApi } from './openapi.ts';
 import type { Clock } from './platform/clock.ts';
 import { createConfigReloader } from './platform/config/live-config.ts';
 import { checkStoredSettings } from './platform/config/load-config.ts';
@@ -64,8 +46,6 @@ import { requestLog } from './platform/http/request-log.ts';
 import { createLogger, type Logger } from './platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from './platform/metrics/registry.ts';
 import { metricsRouter } from './platform/metrics/routes.ts';
-import { createOpenApiDocument } from './platform/openapi/document.ts';
-import { platformOpenApi } from './platform/openapi/platform-paths.ts';
 import { openApiRouter } from './platform/openapi/routes.ts';
 import { VERSION } from './platform/version.ts';
 import { createRuntime, type Runtime } from './runtime.ts';
@@ -239,32 +219,9 @@ export function createApp(deps: AppDeps): Koa {
       settings: () => live.current().approvals,
     }),
     overviewRouter({ db: deps.db, clock }),
-    // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
-    // lists to each other.
-    openApiRouter({
-      document: () =>
-        createOpenApiDocument({
-          version: VERSION,
-          paths: [
-            platformOpenApi,
-            healthOpenApi,
-            discoveryOpenApi,
-            nodesOpenApi,
-            executionsOpenApi,
-            executionEventsOpenApi,
-            webhooksOpenApi,
-            memoryOpenApi,
-            memoryEventsOpenApi,
-            vectorMemoryOpenApi,
-            configStoreOpenApi({ prefix: '/api/v1/configs', security: 'apiKey' }),
-            observabilityOpenApi,
-            connectorOpenApi,
-            approvalsOpenApi,
-            overviewOpenApi,
-          ],
-          securitySchemes: CONNECTOR_SECURITY_SCHEMES,
-        }),
-    }),
+    // Each feature describes its routes in its openapi.ts (merged in openapi.ts); test/openapi.test.ts
+    // holds the two lists to each other.
+    openApiRouter({ document: controlPlaneOpenApi }),
   ];
 
   const app = new Koa();
