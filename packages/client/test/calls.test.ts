@@ -1,6 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiProblem, createSwitchyardClient, problemMessage, type SwitchyardClient, unwrap } from '../src/index.ts';
+import {
+  ApiProblem,
+  createSwitchyardClient,
+  problemMessage,
+  type SwitchyardClient,
+  unwrap,
+} from '../src/index.ts';
 import { registrationOf, startAgent, type TestAgent, uniqueNodeId } from './helpers/agent.ts';
 import { startControlPlane, type TestControlPlane } from './helpers/control-plane.ts';
 
@@ -40,7 +46,9 @@ describe('typed calls', () => {
     const registered = await client.POST('/api/v1/nodes/register', { body: registrationOf(agent) });
     expect(registered.response.status).toBeLessThan(300);
 
-    const listing = await unwrap(client.GET('/api/ui/v1/nodes', { params: { query: { node_id: agent.nodeId } } }));
+    const listing = await unwrap(
+      client.GET('/api/ui/v1/nodes', { params: { query: { node_id: agent.nodeId } } }),
+    );
     expect(listing.nodes.map((node) => node.id)).toEqual([agent.nodeId]);
 
     // A freshly registered node is `starting` until its first heartbeat makes it routable.
@@ -53,7 +61,10 @@ describe('typed calls', () => {
 
     const target = `${agent.nodeId}.echo`;
     const result = await unwrap(
-      client.POST('/api/v1/execute/{target}', { params: { path: { target } }, body: { input: { text: 'hi' } } }),
+      client.POST('/api/v1/execute/{target}', {
+        params: { path: { target } },
+        body: { input: { text: 'hi' } },
+      }),
     );
     expect(result.status).toBe('succeeded');
     expect(result.result).toEqual({ echo: { text: 'hi' } });
@@ -79,9 +90,7 @@ describe('problems', () => {
     expect(problem.type).toMatch(/^https?:\/\//);
     expect(problem.instance).toBe('/api/v1/nodes/no-such-node');
     expect(problem.problem).toMatchObject({ status: 404, code: 'not_found' });
-    expect(problemMessage(problem)).toBe(
-      `${problem.title} (404): ${problem.detail} ${problem.resolution}`,
-    );
+    expect(problemMessage(problem)).toBe(`${problem.title} (404): ${problem.detail} ${problem.resolution}`);
   });
 
   it('keeps the field errors of a refused body on the problem document', async () => {

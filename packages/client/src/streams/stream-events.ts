@@ -17,14 +17,16 @@ export interface StreamPayloads {
 export type StreamPath = keyof StreamPayloads;
 
 /** One event as `onEvent` receives it: narrow on `event` to get its payload's type. */
-export type StreamEvent<P extends StreamPath> = {
-  [E in keyof StreamPayloads[P]]: {
-    /** The frame's `id:` (its place in the server's event log); undefined on live-only streams. */
-    id: string | undefined;
-    event: E;
-    data: StreamPayloads[P][E];
-  };
-}[keyof StreamPayloads[P]];
+export type StreamEvent<P extends StreamPath> = P extends StreamPath
+  ? {
+      [E in keyof StreamPayloads[P]]: {
+        /** The frame's `id:` (its place in the server's event log); undefined on live-only streams. */
+        id: string | undefined;
+        event: E;
+        data: StreamPayloads[P][E];
+      };
+    }[keyof StreamPayloads[P]]
+  : never;
 
 /** The filters a stream takes, typed from the OpenAPI document. The resume cursor is the helper's. */
 export type StreamQuery<P extends StreamPath> = Omit<
