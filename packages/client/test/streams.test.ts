@@ -235,3 +235,42 @@ describe('streamEvents on /api/v1/memory/events/sse', () => {
     expect(stream.events.every((e) => /^\d+-\d+$/.test(e.id ?? ''))).toBe(true);
   });
 });
+
+describe('streamEvents across a server restart', () => {
+  it('keeps trying while the server is down and resumes from the log once it is back', async () => {
+    const agent = await readyAgent();
+    const stream = track(
+      recordStream({
+        baseUrl: cp.url,
+        path: '/api/ui/v1/executions/events',
+        query: { target: `${agent.nodeId}.echo` },
+      }),
+    );
+    await stream.untilState('live');
+    const ids = [await execute(agent, 'before restart')];
+    await stream.untilEvents(2);
+    const lastBeforeRestart = stream.events[1]!.id;
+
+    await cp.restart();
+    // The node's lease survived in the database; a heartbeat keeps it ready on the new process.
+    await unwrap(
+      client.POST('/api/v1/nodes/{node_id}/heartbeat', {
+        params: { path: { node_id: agent.nodeId } },
+        body: { status: 'ready' },
+      }),
+    );
+    ids.push(await execute(agent, 'after restart'));
+    await stream.untilEvents(4, 30_000);
+
+    const resumed = stream.requests.at(-1)!;
+    expect(resumed.headers.get('last-event-id')).toBe(lastBeforeRestart);
+    expect(stream.reconnects.at(-1)).toEqual({ resumed: true, lastEventId: lastBeforeRestart });
+    expect(stream.events.map((e) => ({ event: e.event, execution_id: e.data.execution_id }))).toEqual(
+      lifecycleOf(ids),
+    );
+    // The graceful end of the stream, then any refused attempts while no server listened.
+    expect(stream.errors.every((e) => e.retrying)).toBe(true);
+    expect(stream.errors[0]!.error.code).toBe('stream_ended');
+    expect(stream.states.at(-1)).toBe('live');
+  }, 60_000);
+});

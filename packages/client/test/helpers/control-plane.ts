@@ -1,5 +1,4 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
@@ -7,9 +6,14 @@ import { type RunningServer, startServer } from '@switchyard/control-plane/serve
 /** A real control plane (startServer: config, migrations, loops, listening) on 127.0.0.1. */
 export interface TestControlPlane {
   url: string;
-  running: RunningServer;
+  readonly running: RunningServer;
   /** Cuts every open connection from the server's side, as a crash or a proxy timeout would. */
   cutConnections(): void;
+  /**
+   * Shuts the server down gracefully (it ends its event streams) and starts it again on the same
+   * port and database, as a deployment does; `running` is the new server afterwards.
+   */
+  restart(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,7 +30,6 @@ export interface TestControlPlaneOptions {
 export async function startControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-client-'));
   const env: NodeJS.ProcessEnv = {
-    CONTROL_PLANE_PORT: '0',
     CONTROL_PLANE_HOST: '127.0.0.1',
     SWITCHYARD_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
@@ -34,19 +37,23 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
     ...(options.apiKey ? { SERVICE_API_KEY: options.apiKey } : {}),
   };
-  const running = await startServer({ env, shutdownGraceMs: 500 });
-  // Tracked here because server.closeAllConnections() leaves event streams alone (Node counts a
-  // response that never ends as active, not idle, only until it times out): a cut must destroy them.
-  const sockets = new Set<Socket>();
-  running.server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-  });
+  const start = async (port: string) => {
+    return startServer({ env: { ...env, CONTROL_PLANE_PORT: port }, shutdownGraceMs: 500 });
+  };
+  let running = await start('0');
+  const port = new URL(running.url).port;
   return {
     url: running.url,
-    running,
+    get running() {
+      return running;
+    },
     cutConnections() {
-      for (const socket of sockets) socket.destroy();
+      // Every socket, event streams included, destroyed without a word: no graceful end of stream.
+      running.server.closeAllConnections();
+    },
+    async restart() {
+      await running.close();
+      running = await start(port);
     },
     async close() {
       await running.close();
