@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
+import { createScratchDatabase } from '@switchyard/shared/db';
 
 /** A real control plane (startServer: config, migrations, loops, listening) on 127.0.0.1. */
 export interface TestControlPlane {
@@ -24,17 +25,22 @@ export interface TestControlPlaneOptions {
 
 /**
  * Starts the control plane the way its server entry does, from environment settings: on a free
- * port, with the embedded database in a fresh directory, or on PostgreSQL when DATABASE_URL is set
- * (so `DATABASE_URL=... npm test` runs the same tests there).
+ * port, with the embedded database in a fresh directory, or, when DATABASE_URL is set, on a
+ * scratch PostgreSQL database of that server (so `DATABASE_URL=... npm test` runs the same tests
+ * there).
  */
 export async function startControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-client-'));
+  // A database of its own on the PostgreSQL server, as every test file of the repository has.
+  const scratch = process.env.DATABASE_URL
+    ? await createScratchDatabase(process.env.DATABASE_URL, 'sy_client')
+    : undefined;
   const env: NodeJS.ProcessEnv = {
     CONTROL_PLANE_HOST: '127.0.0.1',
     SWITCHYARD_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     LOG_FORMAT: 'json',
-    ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+    ...(scratch ? { DATABASE_URL: scratch.url } : {}),
     ...(options.apiKey ? { SERVICE_API_KEY: options.apiKey } : {}),
   };
   const start = async (port: string) => {
@@ -57,6 +63,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
     },
     async close() {
       await running.close();
+      await scratch?.drop();
       await rm(dataDir, { recursive: true, force: true });
     },
   };

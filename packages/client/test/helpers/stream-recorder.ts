@@ -1,5 +1,6 @@
 import {
   type ApiProblem,
+  type EventStreamHandle,
   type ReconnectInfo,
   type StreamEvent,
   type StreamEventsOptions,
@@ -22,7 +23,10 @@ export interface RecordedStream<P extends StreamPath> {
   errors: Array<{ error: ApiProblem; retrying: boolean }>;
   reconnects: ReconnectInfo[];
   requests: StreamRequest[];
-  handle: ReturnType<typeof streamEvents<P>>;
+  handle: EventStreamHandle;
+  /** Makes the stream's next requests wait (as a slow network would) until releaseRequests(). */
+  holdRequests(): void;
+  releaseRequests(): void;
   /** Resolves once `count` events have arrived. */
   untilEvents(count: number, timeoutMs?: number): Promise<void>;
   /** Resolves once the stream has entered `state` `times` times in all. */
@@ -45,16 +49,18 @@ export function recordStream<P extends StreamPath>(
     'path' | 'onEvent' | 'onState' | 'onError' | 'onReconnect'
   >,
 ): RecordedStream<P> {
-  const recorded: Omit<RecordedStream<P>, 'handle' | 'untilEvents' | 'untilState'> = {
+  const recorded: Pick<RecordedStream<P>, 'events' | 'states' | 'errors' | 'reconnects' | 'requests'> = {
     events: [],
     states: [],
     errors: [],
     reconnects: [],
     requests: [],
   };
+  let held: { gate: Promise<void>; release: () => void } | undefined;
   const handle = streamEvents<P>({
     ...options,
-    fetch: (input, init) => {
+    fetch: async (input, init) => {
+      await held?.gate;
       recorded.requests.push({ url: String(input), headers: new Headers(init?.headers), at: Date.now() });
       return fetch(input, init);
     },
@@ -66,6 +72,17 @@ export function recordStream<P extends StreamPath>(
   return {
     ...recorded,
     handle,
+    holdRequests() {
+      let release = () => {};
+      const gate = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      held = { gate, release };
+    },
+    releaseRequests() {
+      held?.release();
+      held = undefined;
+    },
     untilEvents: (count, timeoutMs) =>
       until(() => recorded.events.length >= count, `${count} events`, timeoutMs),
     untilState: (state, times = 1, timeoutMs) =>
