@@ -190,6 +190,7 @@ const SOURCES = [
   'scripts',
   'content',
   'packages/shared',
+  'packages/client/package.json',
   'apps/control-plane',
   'apps/docs',
   'tests/package.json',

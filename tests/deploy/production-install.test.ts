@@ -30,6 +30,7 @@ const MANIFESTS = [
   'package.json',
   'package-lock.json',
   'packages/shared/package.json',
+  'packages/client/package.json',
   'apps/control-plane/package.json',
   'apps/docs/package.json',
   'tests/package.json',
