@@ -69,7 +69,7 @@ export class ApiProblem extends Error {
    * or the raw text when the body was not JSON).
    */
   static fromResponse(response: Response, body: unknown): ApiProblem {
-    const instance = new URL(response.url || 'http://unknown/').pathname;
+    const instance = response.url ? safePath(response.url) : undefined;
     if (isProblemLike(body)) {
       const fields = body as ProblemFields;
       return new ApiProblem({

@@ -146,3 +146,10 @@ describe('problems', () => {
     expect(problemMessage(problem)).toBe(`Network error: ${problem.detail}`);
   });
 });
+
+describe('problemMessage', () => {
+  it('gives one line for any other thrown value', () => {
+    expect(problemMessage(new TypeError('Failed to fetch'))).toBe('Failed to fetch');
+    expect(problemMessage('plain text')).toBe('plain text');
+  });
+});
