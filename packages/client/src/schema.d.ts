@@ -1822,6 +1822,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ui/v1/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The fleet at a glance (the dashboard overview)
+         * @description Nodes by state, the last 60 minutes of executions minute by minute with their failure rate and p50/p95 duration, the queue depth, the newest failures, pending approvals and dead-lettered webhooks. Read from the database in one snapshot, so every replica answers the same figures.
+         */
+        get: operations["getOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3218,6 +3238,92 @@ export interface components {
             received_at: string;
         } & {
             [key: string]: unknown;
+        };
+        Overview: {
+            /** Format: date-time */
+            generated_at: string;
+            window: {
+                /** Format: date-time */
+                from: string;
+                /**
+                 * Format: date-time
+                 * @description The end of the current minute: the window holds it whole.
+                 */
+                to: string;
+                /** @constant */
+                minutes: 60;
+            };
+            nodes: {
+                /** @description Distinct node ids registered. */
+                total: number;
+                /** @description Registered instances (one per node and version). */
+                instances: number;
+                /** @description Instances in each lifecycle state. */
+                by_state: {
+                    starting: number;
+                    ready: number;
+                    degraded: number;
+                    offline: number;
+                };
+            };
+            executions: {
+                /** @description Executions `queued` now (the async lane waiting for dispatch). */
+                queue_depth: number;
+                running: number;
+                /** @description Executions paused for an approval or a child now. */
+                waiting: number;
+                last_hour: {
+                    started: number;
+                    /** @description Executions that ended in the window, whatever the outcome. */
+                    finished: number;
+                    succeeded: number;
+                    /** @description Ended `failed` or `timeout`. */
+                    failed: number;
+                    cancelled: number;
+                    /** @description failed / (succeeded + failed) over the window; cancelled executions are left out. Null when none of either ended. */
+                    failure_rate: number | null;
+                    /** @description Median duration of executions that succeeded or failed in the window. */
+                    p50_ms: number | null;
+                    /** @description 95th percentile of the same durations. */
+                    p95_ms: number | null;
+                };
+                /** @description One entry per minute of the window, oldest first; minutes with nothing are zeros. */
+                per_minute: {
+                    /**
+                     * Format: date-time
+                     * @description Start of the minute (UTC).
+                     */
+                    minute: string;
+                    /** @description Executions accepted in the minute. */
+                    started: number;
+                    /** @description Executions that ended `succeeded` in the minute. */
+                    succeeded: number;
+                    /** @description Executions that ended `failed` or `timeout` in the minute. */
+                    failed: number;
+                    /** @description Executions cancelled in the minute. */
+                    cancelled: number;
+                }[];
+                /** @description The 10 newest executions that ended failed or timeout, newest first, at any time. */
+                recent_failures: {
+                    execution_id: string;
+                    workflow_id: string;
+                    target: string;
+                    /** @enum {string} */
+                    status: "failed" | "timeout";
+                    error_message: string | null;
+                    /** Format: date-time */
+                    completed_at: string;
+                    duration_ms: number | null;
+                }[];
+            };
+            approvals: {
+                /** @description Approval requests waiting for a decision. */
+                pending: number;
+            };
+            webhooks: {
+                /** @description Webhook deliveries in the dead-letter queue. */
+                dead_lettered: number;
+            };
         };
     };
     responses: never;
@@ -14185,6 +14291,521 @@ export interface operations {
             };
             /** @description `payload_too_large`: The body is over 65536 bytes (by Content-Length, or as counted for a chunked body). */
             413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The overview. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "generated_at": "2026-11-27T09:59:41.512Z",
+                     *       "window": {
+                     *         "from": "2026-11-27T09:00:00.000Z",
+                     *         "to": "2026-11-27T10:00:00.000Z",
+                     *         "minutes": 60
+                     *       },
+                     *       "nodes": {
+                     *         "total": 2,
+                     *         "instances": 3,
+                     *         "by_state": {
+                     *           "starting": 0,
+                     *           "ready": 2,
+                     *           "degraded": 0,
+                     *           "offline": 1
+                     *         }
+                     *       },
+                     *       "executions": {
+                     *         "queue_depth": 4,
+                     *         "running": 2,
+                     *         "waiting": 1,
+                     *         "last_hour": {
+                     *           "started": 120,
+                     *           "finished": 115,
+                     *           "succeeded": 110,
+                     *           "failed": 4,
+                     *           "cancelled": 1,
+                     *           "failure_rate": 0.03508771929824561,
+                     *           "p50_ms": 182.5,
+                     *           "p95_ms": 1204
+                     *         },
+                     *         "per_minute": [
+                     *           {
+                     *             "minute": "2026-11-27T09:00:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:01:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:02:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:03:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:04:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:05:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:06:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:07:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:08:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:09:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:10:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:11:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:12:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:13:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:14:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:15:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:16:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:17:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:18:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:19:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:20:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:21:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:22:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:23:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:24:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:25:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:26:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:27:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:28:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:29:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:30:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:31:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:32:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:33:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:34:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:35:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:36:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:37:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:38:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:39:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:40:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:41:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:42:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:43:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:44:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:45:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:46:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:47:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:48:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:49:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:50:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:51:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:52:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:53:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:54:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:55:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:56:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:57:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:58:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 0,
+                     *             "cancelled": 0
+                     *           },
+                     *           {
+                     *             "minute": "2026-11-27T09:59:00.000Z",
+                     *             "started": 2,
+                     *             "succeeded": 2,
+                     *             "failed": 1,
+                     *             "cancelled": 0
+                     *           }
+                     *         ],
+                     *         "recent_failures": [
+                     *           {
+                     *             "execution_id": "exec_3v8b1n6r4t9c2d7f5k0m3q8w1x",
+                     *             "workflow_id": "wf_7k2m9p4q1r8s3t6v",
+                     *             "target": "researcher.summarize",
+                     *             "status": "failed",
+                     *             "error_message": "agent answered 500: model quota exceeded",
+                     *             "completed_at": "2026-11-27T09:59:12.004Z",
+                     *             "duration_ms": 812
+                     *           }
+                     *         ]
+                     *       },
+                     *       "approvals": {
+                     *         "pending": 1
+                     *       },
+                     *       "webhooks": {
+                     *         "dead_lettered": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Overview"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;
