@@ -97,7 +97,7 @@ function Deliveries({ executionId }: { executionId: string }) {
       {list.map((delivery) => (
         <div className="card" key={delivery.delivery_id}>
           <p>
-            <StatusBadge status={delivery.status === 'dead' ? 'failed' : delivery.status} />{' '}
+            <StatusBadge status={delivery.status} />{' '}
             <strong>{delivery.status === 'dead' ? 'dead-lettered' : delivery.status}</strong> {delivery.event}{' '}
             to <code>{delivery.url}</code> {delivery.signed ? '(signed)' : '(unsigned)'}
             {delivery.manual ? ' — manual retry' : ''}
