@@ -559,6 +559,11 @@ describe('real answers match the document', () => {
     expect((await exercise('GET', `/api/v1/executions/${first}`)).body.status).toBe('queued');
     expect((await exercise('GET', '/api/v1/executions/exec_oas_missing')).status).toBe(404);
     expect((await exercise('GET', `/api/v1/executions/${'x'.repeat(201)}`)).status).toBe(404);
+    expect((await exercise('GET', `/api/ui/v1/executions/${first}/input`)).status).toBe(200);
+    expect((await exercise('GET', `/api/ui/v1/executions/exec_nope/input`)).status).toBe(404);
+    expect(
+      (await exercise('GET', `/api/ui/v1/executions/${first}/input`, undefined, { key: false })).status,
+    ).toBe(401);
     expect((await exercise('GET', `/api/v1/executions/${first}`, undefined, { key: false })).status).toBe(
       401,
     );

@@ -458,6 +458,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ui/v1/executions/{execution_id}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The input an execution was called with
+         * @description The `input` of the call as it was accepted (after validation against the function's `input_schema`), with the target, so the call can be read or made again. The status record leaves the input out.
+         */
+        get: operations["getExecutionInput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/executions/{execution_id}/status": {
         parameters: {
             query?: never;
@@ -3242,6 +3262,11 @@ export interface components {
         Overview: {
             /** Format: date-time */
             generated_at: string;
+            /**
+             * Format: uri
+             * @description The documentation site this control plane links to (`SWITCHYARD_DOCS_URL`), so a UI can link to its pages.
+             */
+            docs_url: string;
             window: {
                 /** Format: date-time */
                 from: string;
@@ -6538,6 +6563,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ExecutionStatusRecord"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No execution has this id. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getExecutionInput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The execution id. An id that could never exist (over 200 characters) answers 404. */
+                execution_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The execution id, its target and its input. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "execution_id": "exec_3v8b1n6r4t9c2d7f5k0m3q8w1x",
+                     *       "target": "hello-agent.summarize",
+                     *       "input": {
+                     *         "text": "Switchyard routes calls to agents."
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        execution_id: string;
+                        target: string;
+                        input: {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
             /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
@@ -14330,6 +14424,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "generated_at": "2026-11-27T09:59:41.512Z",
+                     *       "docs_url": "http://127.0.0.1:4321",
                      *       "window": {
                      *         "from": "2026-11-27T09:00:00.000Z",
                      *         "to": "2026-11-27T10:00:00.000Z",
