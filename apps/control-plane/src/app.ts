@@ -50,6 +50,12 @@ import {
 } from './modules/nodes/index.ts';
 import { observabilityOpenApi, observabilityRouter } from './modules/observability/index.ts';
 import { overviewOpenApi, overviewRouter } from './modules/overview/index.ts';
+import {
+  createDocsSiteClient,
+  createShareService,
+  sharesOpenApi,
+  sharesRouter,
+} from './modules/shares/index.ts';
 import { webhooksOpenApi, webhooksRouter } from './modules/webhooks/index.ts';
 import type { Clock } from './platform/clock.ts';
 import { createConfigReloader } from './platform/config/live-config.ts';
@@ -239,6 +245,16 @@ export function createApp(deps: AppDeps): Koa {
       settings: () => live.current().approvals,
     }),
     overviewRouter({ db: deps.db, clock }),
+    sharesRouter({
+      service: createShareService({
+        queries: runtime.executions.queries,
+        docsSite: createDocsSiteClient({
+          docsUrl: () => config.shares.docsUrl,
+          timeoutMs: config.shares.publishTimeoutMs,
+        }),
+        clock,
+      }),
+    }),
     // Each feature describes its routes in its openapi.ts; test/openapi.test.ts holds the two
     // lists to each other.
     openApiRouter({
@@ -261,6 +277,7 @@ export function createApp(deps: AppDeps): Koa {
             connectorOpenApi,
             approvalsOpenApi,
             overviewOpenApi,
+            sharesOpenApi,
           ],
           securitySchemes: CONNECTOR_SECURITY_SCHEMES,
         }),
