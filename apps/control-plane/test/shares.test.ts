@@ -6,6 +6,7 @@
  * tests/control-plane/share-run.test.ts; here the site is a loopback server that answers the way
  * a refusing, silent or absent docs site does.
  */
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import {
   MAX_JSON_DEPTH,
@@ -227,6 +228,17 @@ describe('GET /api/ui/v1/workflows/{workflow_id}/bundle', () => {
       expect(JSON.stringify(res.body)).not.toContain('trains');
       expect(JSON.stringify(res.body)).not.toContain('quota');
     }
+  });
+
+  it('is shown on the API page with every member the real answer has', async () => {
+    const page = readFileSync(new URL('../../../content/api/events-and-ui.md', import.meta.url), 'utf8');
+    const section = page.slice(page.indexOf('### GET /api/ui/v1/workflows/{workflow_id}/bundle'));
+    const sample = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(section)![1]!);
+    const real = (await bundle(WORKFLOW, '?redact=false&title=x')).body;
+    expect(Object.keys(sample).sort()).toEqual(Object.keys(real).sort());
+    expect(Object.keys(sample.totals).sort()).toEqual(Object.keys(real.totals).sort());
+    expect(Object.keys(sample.nodes[0]).sort()).toEqual(Object.keys(real.nodes[0]).sort());
+    expect(Object.keys(sample.edges[0]).sort()).toEqual(Object.keys(real.edges[0]).sort());
   });
 
   it('answers 404 for a workflow without executions, 400 for a bad parameter, 401 without the key', async () => {
