@@ -34,7 +34,7 @@ export const shareSettings = {
     default: undefined,
     fromDatabase: false,
     meaning:
-      'Base URL of the docs site that publishes shared runs (`POST {url}/api/v1/shares`); unset, sharing answers 503. Also the base of `documentation_url` in problems.',
+      'Base URL of the docs site that publishes shared runs (`POST {url}/api/v1/shares`); unset, sharing answers 503. The variable (not the file key) is also the base of `documentation_url` in problems.',
   }),
   publishTimeoutMs: setting({
     key: 'shares.publish_timeout',
