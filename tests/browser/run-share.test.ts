@@ -199,6 +199,9 @@ describe('the permalink page of a shared run', () => {
           path: path.join(screenshots, `run-share-${size.viewport.width}-${colorScheme}.png`),
           fullPage: true,
         });
+        await page.screenshot({
+          path: path.join(screenshots, `run-share-${size.viewport.width}-${colorScheme}-top.png`),
+        });
         await page.locator('.run-graph').screenshot({
           path: path.join(screenshots, `run-share-${size.viewport.width}-${colorScheme}-graph.png`),
         });
