@@ -31,10 +31,17 @@ const SHAPES = {
     }),
 };
 
+/** The graph the page would build: each execution at its depth (a child is created after its parent). */
 function graph(shape, n) {
   const ids = Array.from({ length: n }, (_, i) => `exec_${String(i).padStart(26, '0')}`);
-  const edges = SHAPES[shape](n).map(([from, to]) => ({ from: ids[from], to: ids[to] }));
-  return elkGraphOf(ids, edges);
+  const pairs = SHAPES[shape](n);
+  const depth = new Array(n).fill(1);
+  for (const [from, to] of pairs) depth[to] = depth[from] + 1;
+  const edges = pairs.map(([from, to]) => ({ from: ids[from], to: ids[to] }));
+  return elkGraphOf(
+    ids.map((id, i) => ({ id, depth: depth[i] })),
+    edges,
+  );
 }
 
 async function time(elk, shape, n) {

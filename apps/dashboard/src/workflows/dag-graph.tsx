@@ -1,6 +1,7 @@
 import { Background, Controls, type Edge, ReactFlow } from '@xyflow/react';
 import '@xyflow/react/dist/style.css';
-import { useEffect, useMemo, useState } from 'react';
+import { useNavigate } from '@tanstack/react-router';
+import { type MouseEvent, useCallback, useEffect, useMemo, useState } from 'react';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import type { Position } from './dag-layout-graph.ts';
 import { layoutDag } from './elk-layout.ts';
@@ -23,19 +24,33 @@ interface Layout {
  * A status change keeps the layout; only a new execution or edge lays the graph out again.
  */
 export function DagGraph({ nodes, edges }: { nodes: DagNode[]; edges: { from: string; to: string }[] }) {
-  const ids = useMemo(() => nodes.map((node) => node.execution_id), [nodes]);
   const shape = useMemo(
-    () => `${ids.join(',')}|${edges.map((edge) => `${edge.from}>${edge.to}`).join(',')}`,
-    [ids, edges],
+    () =>
+      `${nodes.map((node) => `${node.execution_id}@${node.depth}`).join(',')}|${edges.map((edge) => `${edge.from}>${edge.to}`).join(',')}`,
+    [nodes, edges],
   );
   const [layout, setLayout] = useState<Layout | undefined>();
   const [error, setError] = useState<unknown>();
+  const navigate = useNavigate();
+  // Each box is a link, which handles its own clicks; this catches a click on the box's frame.
+  // Having a click handler is also what makes xyflow let pointer events reach the boxes at all
+  // when they can be neither dragged nor selected.
+  const openExecution = useCallback(
+    (event: MouseEvent, node: ExecutionNode) => {
+      if (event.defaultPrevented) return;
+      void navigate({ to: '/executions/$executionId', params: { executionId: node.id } });
+    },
+    [navigate],
+  );
 
   // The shape string stands for ids and edges: the same shape needs no new layout.
-  // biome-ignore lint/correctness/useExhaustiveDependencies: shape changes whenever ids or edges do
+  // biome-ignore lint/correctness/useExhaustiveDependencies: shape changes whenever the nodes' ids and depths or the edges do
   useEffect(() => {
     let current = true;
-    layoutDag(ids, edges).then(
+    layoutDag(
+      nodes.map((node) => ({ id: node.execution_id, depth: node.depth })),
+      edges,
+    ).then(
       (positions) => {
         if (current) setLayout({ shape, positions });
       },
@@ -100,6 +115,7 @@ export function DagGraph({ nodes, edges }: { nodes: DagNode[]; edges: { from: st
           nodesFocusable={false}
           edgesFocusable={false}
           elementsSelectable={false}
+          onNodeClick={openExecution}
           onlyRenderVisibleElements={nodes.length >= RENDER_VISIBLE_ONLY_FROM}
           fitView
           fitViewOptions={{ maxZoom: 1 }}

@@ -4,7 +4,13 @@ import ELK from 'elkjs/lib/elk-api.js';
 // or blob URLs, so the Content-Security-Policy (worker-src falls back to script-src 'self') allows
 // it. elk.bundled.js would run the same code on the page's own thread.
 import ElkWorker from 'elkjs/lib/elk-worker.min.js?worker';
-import { type DagEdgeInput, elkGraphOf, type Position, positionsOf } from './dag-layout-graph.ts';
+import {
+  type DagEdgeInput,
+  type DagNodeInput,
+  elkGraphOf,
+  type Position,
+  positionsOf,
+} from './dag-layout-graph.ts';
 
 let elk: InstanceType<typeof ELK> | undefined;
 
@@ -16,9 +22,9 @@ function layoutEngine(): InstanceType<typeof ELK> {
 
 /** Positions of every execution's box in the workflow's DAG, laid out by ELK in a worker. */
 export async function layoutDag(
-  executionIds: readonly string[],
+  nodes: readonly DagNodeInput[],
   edges: readonly DagEdgeInput[],
 ): Promise<Map<string, Position>> {
-  const laidOut = await layoutEngine().layout(elkGraphOf(executionIds, edges));
+  const laidOut = await layoutEngine().layout(elkGraphOf(nodes, edges));
   return positionsOf(laidOut);
 }

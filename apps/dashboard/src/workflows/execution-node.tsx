@@ -41,7 +41,6 @@ export const ExecutionNodeView = memo(function ExecutionNodeView({ data }: NodeP
         className="dag-node nopan"
         data-status={data.status}
         data-execution-id={data.executionId}
-        aria-label={`${data.target}, ${data.status}, execution ${data.executionId}`}
       >
         <span className="dag-node-target" title={data.target}>
           {data.target}

@@ -1,13 +1,26 @@
 import { Link } from '@tanstack/react-router';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { type CSSProperties, useMemo, useRef } from 'react';
+import { type CSSProperties, useEffect, useMemo, useRef, useState } from 'react';
 import { formatDuration } from './duration.ts';
 import { barOf, type TimeSpan, ticksOf } from './time-axis.ts';
 import { useTickingNow } from './use-ticking-now.ts';
 import { type DagNode, TERMINAL } from './workflow-queries.ts';
 
 const ROW_HEIGHT = 40;
-const TICKS = 5;
+/** Room each tick label needs, so labels never overlap however narrow the timeline is. */
+const TICK_SPACING_PX = 90;
+
+/** The width of an element, kept current as it resizes. */
+function useWidth(element: HTMLElement | null): number {
+  const [width, setWidth] = useState(0);
+  useEffect(() => {
+    if (!element) return;
+    const observer = new ResizeObserver(([entry]) => setWidth(entry?.contentRect.width ?? 0));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [element]);
+  return width;
+}
 
 /**
  * One bar per execution from its start to its end on a shared time axis, coloured by status with
@@ -23,6 +36,8 @@ export function GanttTimeline({ nodes }: { nodes: DagNode[] }) {
   const anyRunning = nodes.some((node) => !TERMINAL.has(node.status) && node.started_at !== null);
   const now = useTickingNow(anyRunning);
   const scroller = useRef<HTMLDivElement>(null);
+  const [axisTrack, setAxisTrack] = useState<HTMLSpanElement | null>(null);
+  const trackWidth = useWidth(axisTrack);
 
   const span = useMemo<TimeSpan | undefined>(() => {
     let start = Number.POSITIVE_INFINITY;
@@ -54,12 +69,12 @@ export function GanttTimeline({ nodes }: { nodes: DagNode[] }) {
       </p>
     );
   }
-  const ticks = ticksOf(span, TICKS);
+  const ticks = ticksOf(span, Math.max(1, Math.floor(trackWidth / TICK_SPACING_PX)));
   return (
     <div className="gantt" data-testid="workflow-timeline">
       <div className="gantt-axis" aria-hidden="true">
         <span className="gantt-label" />
-        <span className="gantt-track">
+        <span className="gantt-track" ref={setAxisTrack}>
           {ticks.map((tick) => (
             <span key={tick.at} className="gantt-tick" style={{ '--at': tick.at } as CSSProperties}>
               {tick.label}
