@@ -16,7 +16,7 @@ const args = process.argv.slice(2);
 const option = (name, fallback) => Number(args[args.indexOf(name) + 1]) || fallback;
 const size = option('--nodes', 500);
 const reference = option('--reference', 50);
-const runs = option('--runs', 3);
+const runs = option('--runs', 5);
 
 /** Shapes a workflow takes: one parent fanning out, a bushy tree, and a long chain with side calls. */
 const SHAPES = {

@@ -1,4 +1,4 @@
-import { useQuery } from '@tanstack/react-query';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate } from '@tanstack/react-router';
 import { type FormEvent, useState } from 'react';
 import './workflows.css';
@@ -7,13 +7,20 @@ import { ProblemMessage } from '../components/problem-message.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
-import { RECENT_SCAN, recentWorkflowsQuery } from './workflow-queries.ts';
+import { useLiveEvents } from '../live/live-events.tsx';
+import { refreshOnEvent } from '../live/refresh.ts';
+import { RECENT_SCAN, recentWorkflowsQuery, WORKFLOWS_KEY } from './workflow-queries.ts';
 
 /** Open a workflow by id, or one of those with the newest activity. */
 export function WorkflowsPage() {
   const { client } = useConnection();
   const navigate = useNavigate();
   const recent = useQuery(recentWorkflowsQuery(client));
+  const queryClient = useQueryClient();
+  // A started or finished execution may be a new workflow, or change whether one is running.
+  useLiveEvents((event) => {
+    if (event.stream === 'executions') refreshOnEvent(queryClient, [...WORKFLOWS_KEY, 'recent']);
+  });
   const [id, setId] = useState('');
 
   function open(event: FormEvent<HTMLFormElement>) {
