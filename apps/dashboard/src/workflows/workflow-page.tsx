@@ -1,11 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
-import { useMemo } from 'react';
+import { useEffect, useMemo } from 'react';
 import './workflows.css';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
 import { DagGraph } from './dag-graph.tsx';
+import { warmUpLayout } from './elk-layout.ts';
 import { GanttTimeline } from './gantt-timeline.tsx';
 import { useWorkflowLive } from './use-workflow-live.ts';
 import { type DagNode, TERMINAL, workflowDagQuery } from './workflow-queries.ts';
@@ -31,6 +32,7 @@ export function WorkflowPage() {
   const { workflowId } = useParams({ from: '/workflows/$workflowId' });
   const { client } = useConnection();
   const dag = useQuery(workflowDagQuery(client, workflowId));
+  useEffect(() => warmUpLayout(), []);
   const nodes = dag.data?.nodes;
   const active = nodes?.some((node) => !TERMINAL.has(node.status)) ?? false;
   useWorkflowLive(workflowId, active);
