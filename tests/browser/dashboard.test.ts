@@ -192,6 +192,18 @@ async function close(page: Page): Promise<void> {
   expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
 }
 
+/** axe-core's serious and critical violations on the page as it is now. */
+async function seriousViolations(page: Page): Promise<string[]> {
+  // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async () => {
+    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+    return result.violations
+      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
+  });
+}
+
 const ui = (route = '') => `${controlPlane.url}/ui/${route}`;
 
 async function textOf(page: Page, selector: string): Promise<string> {
@@ -233,6 +245,7 @@ describe('the dashboard shell', () => {
     await page.keyboard.press('Control+k');
     await page.getByPlaceholder(/node, execution or workflow id/).fill(id);
     await page.getByRole('option', { name: `Execution ${id}` }).waitFor();
+    expect(await seriousViolations(page), 'axe violations with the palette open').toEqual([]);
     await page.keyboard.press('Enter');
     await page.waitForURL(`**/ui/executions/${id}`);
     await page.getByRole('heading', { name: 'Result' }).waitFor();
@@ -453,6 +466,7 @@ describe('with SERVICE_API_KEY set', () => {
     const page = await open(`${secured.url}/ui/nodes`);
     const dialog = page.getByRole('dialog', { name: 'API key required' });
     await dialog.waitFor();
+    expect(await seriousViolations(page), 'axe violations with the key prompt open').toEqual([]);
     await dialog.getByLabel('API key').fill(key);
     await dialog.getByRole('button', { name: 'Use this key' }).click();
     await page.getByRole('link', { name: `keyed-${RUN}` }).waitFor();
@@ -469,6 +483,43 @@ describe('with SERVICE_API_KEY set', () => {
     await close(page);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((line) => line.includes('401'))).toBe(true);
+  });
+});
+
+describe('a control plane with nothing registered, which then restarts', () => {
+  let fresh: ControlPlaneProcess;
+  let freshDir: string;
+
+  beforeAll(async () => {
+    freshDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-empty-'));
+    fresh = await startControlPlaneProcess({ dir: freshDir, databaseUrl: undefined });
+  }, 120_000);
+
+  afterAll(async () => {
+    await fresh?.stop();
+    rmSync(freshDir, { recursive: true, force: true });
+  });
+
+  it('says what to do next on empty pages, and shows "Reconnecting…" while the server is away', async () => {
+    const page = await open(`${fresh.url}/ui/`);
+    const empty = page.getByText('No node has registered yet');
+    await empty.waitFor();
+    const tutorial = page.getByRole('link', { name: 'Follow the first-agent tutorial' });
+    expect(await tutorial.getAttribute('href')).toMatch(/\/docs\/getting-started\/first-agent$/);
+    await page.getByRole('link', { name: 'Executions' }).click();
+    await page.getByText('No execution yet').waitFor();
+    await page.locator('.live[data-state="live"]').waitFor();
+
+    await fresh.stop();
+    await page.locator('.live[data-state="reconnecting"]', { hasText: 'Reconnecting…' }).waitFor();
+    fresh = await startControlPlaneProcess({ dir: freshDir, databaseUrl: undefined, port: fresh.port });
+    await page.locator('.live[data-state="live"]').waitFor({ timeout: 30_000 });
+
+    // While the server was down the browser logged refused connections; nothing else.
+    const seen = problems.get(page)!;
+    problems.set(page, []);
+    await close(page);
+    expect(seen.filter((line) => !line.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
   });
 });
 
@@ -502,15 +553,7 @@ describe('every page at 1280 and 390 px, light and dark', () => {
             () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
           );
           expect(overflow, `${entry.name} scrolls sideways`).toBe(0);
-          // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
-          await page.evaluate(AXE_SOURCE);
-          const violations = await page.evaluate(async () => {
-            const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-            return result.violations
-              .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-              .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
-          });
-          expect(violations, `${entry.name}: axe violations`).toEqual([]);
+          expect(await seriousViolations(page), `${entry.name}: axe violations`).toEqual([]);
           backgrounds.add(await page.evaluate(() => getComputedStyle(document.body).backgroundColor));
           await page.screenshot({
             path: path.join(SCREENSHOTS, `${entry.name}-${width}-${scheme}.png`),

@@ -190,7 +190,9 @@ const SOURCES = [
   'scripts',
   'content',
   'packages/shared',
+  'packages/client/package.json',
   'apps/control-plane',
+  'apps/dashboard/package.json',
   'apps/docs',
   'tests/package.json',
 ];

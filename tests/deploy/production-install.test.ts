@@ -30,7 +30,9 @@ const MANIFESTS = [
   'package.json',
   'package-lock.json',
   'packages/shared/package.json',
+  'packages/client/package.json',
   'apps/control-plane/package.json',
+  'apps/dashboard/package.json',
   'apps/docs/package.json',
   'tests/package.json',
 ];

@@ -1,5 +1,12 @@
 export { createSwitchyardClient, type SwitchyardClient, type SwitchyardClientOptions } from './client.ts';
-export { ApiProblem, type FetchResult, type Problem, problemMessage, unwrap } from './problem.ts';
+export {
+  ApiProblem,
+  type DataOf,
+  type FetchResult,
+  type Problem,
+  problemMessage,
+  unwrap,
+} from './problem.ts';
 export type { components, operations, paths } from './schema.d.ts';
 export type * from './streams/event-types.ts';
 export type { ReconnectDelayOptions } from './streams/reconnect-delay.ts';

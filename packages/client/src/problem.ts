@@ -69,7 +69,7 @@ export class ApiProblem extends Error {
    * or the raw text when the body was not JSON).
    */
   static fromResponse(response: Response, body: unknown): ApiProblem {
-    const instance = new URL(response.url || 'http://unknown/').pathname;
+    const instance = response.url ? safePath(response.url) : undefined;
     if (isProblemLike(body)) {
       const fields = body as ProblemFields;
       return new ApiProblem({
@@ -132,18 +132,23 @@ function describeCause(error: unknown): string {
   return error.message;
 }
 
-/** The shape of what every openapi-fetch call resolves to. */
-export type FetchResult<T> =
-  | { data: T; error?: never; response: Response }
-  | { data?: never; error: unknown; response: Response };
+/** What every openapi-fetch call resolves to: the parsed data, or the error body, and the response. */
+export interface FetchResult {
+  data?: unknown;
+  error?: unknown;
+  response: Response;
+}
+
+/** The data of a successful call of type R. */
+export type DataOf<R extends FetchResult> = Exclude<R['data'], undefined>;
 
 /**
- * The data of a successful call, or an {@link ApiProblem}: `const nodes = await
- * unwrap(client.GET('/api/v1/nodes'))`. Takes the call's promise (so a network failure also
+ * The data of a successful call, or an {@link ApiProblem}: `const health = await
+ * unwrap(client.GET('/api/v1/health'))`. Takes the call's promise (so a network failure also
  * becomes an ApiProblem, with status 0) or its settled result.
  */
-export async function unwrap<T>(result: FetchResult<T> | Promise<FetchResult<T>>): Promise<T> {
-  let settled: FetchResult<T>;
+export async function unwrap<R extends FetchResult>(result: R | Promise<R>): Promise<DataOf<R>> {
+  let settled: R;
   try {
     settled = await result;
   } catch (error) {
@@ -155,7 +160,7 @@ export async function unwrap<T>(result: FetchResult<T> | Promise<FetchResult<T>>
   if (settled.error !== undefined || !settled.response.ok) {
     throw ApiProblem.fromResponse(settled.response, settled.error);
   }
-  return settled.data as T;
+  return settled.data as DataOf<R>;
 }
 
 /** The URL the client middleware recorded on a network failure, when it did. */

@@ -1,3 +1,4 @@
+import { unwrap } from '@switchyard/client';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
 import type { ReactNode } from 'react';
@@ -5,7 +6,6 @@ import { JsonBlock } from '../components/json-view.tsx';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
-import { answer } from '../connection/answer.ts';
 import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import { refreshOnEvent } from '../live/refresh.ts';
@@ -69,7 +69,7 @@ function Deliveries({ executionId }: { executionId: string }) {
   const deliveries = useQuery(webhookDeliveriesQuery(client, executionId));
   const retry = useMutation({
     mutationFn: () =>
-      answer(
+      unwrap(
         client.POST('/api/ui/v1/executions/{execution_id}/webhook/retry', {
           params: { path: { execution_id: executionId } },
         }),
@@ -97,7 +97,7 @@ function Deliveries({ executionId }: { executionId: string }) {
       {list.map((delivery) => (
         <div className="card" key={delivery.delivery_id}>
           <p>
-            <StatusBadge status={delivery.status === 'dead' ? 'failed' : delivery.status} />{' '}
+            <StatusBadge status={delivery.status} />{' '}
             <strong>{delivery.status === 'dead' ? 'dead-lettered' : delivery.status}</strong> {delivery.event}{' '}
             to <code>{delivery.url}</code> {delivery.signed ? '(signed)' : '(unsigned)'}
             {delivery.manual ? ' — manual retry' : ''}
@@ -137,7 +137,7 @@ export function ExecutionPage() {
 
   const cancel = useMutation({
     mutationFn: () =>
-      answer(
+      unwrap(
         client.POST('/api/v1/executions/{execution_id}/cancel', {
           params: { path: { execution_id: executionId } },
         }),

@@ -1,6 +1,5 @@
-import type { paths, SwitchyardClient } from '@switchyard/client';
+import { type paths, type SwitchyardClient, unwrap } from '@switchyard/client';
 import { infiniteQueryOptions, queryOptions } from '@tanstack/react-query';
-import { answer } from '../connection/answer.ts';
 import type { ExecutionFilters } from './execution-filters.ts';
 
 type ExecutionQuery = NonNullable<paths['/api/v1/executions']['get']['parameters']['query']>;
@@ -17,7 +16,7 @@ export function listExecutions(client: SwitchyardClient, filters: ExecutionFilte
     limit: LIST_PAGE,
     ...(cursor ? { cursor } : {}),
   };
-  return answer(client.GET('/api/v1/executions', { params: { query } }));
+  return unwrap(client.GET('/api/v1/executions', { params: { query } }));
 }
 
 export type ExecutionPage = Awaited<ReturnType<typeof listExecutions>>;
@@ -37,7 +36,7 @@ export function executionQuery(client: SwitchyardClient, executionId: string) {
   return queryOptions({
     queryKey: [...EXECUTIONS_KEY, 'one', executionId],
     queryFn: () =>
-      answer(
+      unwrap(
         client.GET('/api/v1/executions/{execution_id}', {
           params: { path: { execution_id: executionId } },
         }),
@@ -50,7 +49,7 @@ export function executionLogsQuery(client: SwitchyardClient, executionId: string
     queryKey: [...EXECUTIONS_KEY, 'logs', executionId],
     queryFn: async () => {
       // Follow next_after to the end: logs and notes of one execution are read whole.
-      const first = await answer(
+      const first = await unwrap(
         client.GET('/api/v1/executions/{execution_id}/logs', {
           params: { path: { execution_id: executionId }, query: { limit: 500 } },
         }),
@@ -58,7 +57,7 @@ export function executionLogsQuery(client: SwitchyardClient, executionId: string
       const entries = [...first.entries];
       let after = first.next_after;
       while (after !== null && after !== undefined) {
-        const page = await answer(
+        const page = await unwrap(
           client.GET('/api/v1/executions/{execution_id}/logs', {
             params: { path: { execution_id: executionId }, query: { after, limit: 500 } },
           }),
@@ -75,7 +74,7 @@ export function webhookDeliveriesQuery(client: SwitchyardClient, executionId: st
   return queryOptions({
     queryKey: [...EXECUTIONS_KEY, 'deliveries', executionId],
     queryFn: () =>
-      answer(
+      unwrap(
         client.GET('/api/ui/v1/executions/{execution_id}/webhook/deliveries', {
           params: { path: { execution_id: executionId } },
         }),

@@ -1,4 +1,5 @@
-import { type ApiProblem, streamEvents } from '@switchyard/client';
+import { type ApiProblem, type ReconnectInfo, streamEvents } from '@switchyard/client';
+import { useQueryClient } from '@tanstack/react-query';
 import { createContext, type ReactNode, useContext, useEffect, useMemo, useRef, useState } from 'react';
 import { isUnauthorized, useConnection } from '../connection/connection.tsx';
 
@@ -34,13 +35,27 @@ const LiveContext = createContext<Live | null>(null);
  */
 export function LiveProvider({ children }: { children: ReactNode }) {
   const { baseUrl, apiKey, requireKey } = useConnection();
+  const queryClient = useQueryClient();
   const listeners = useRef(new Set<Listener>());
   const [open, setOpen] = useState<Record<LiveStream, boolean>>({ nodes: false, executions: false });
 
   useEffect(() => {
     const controller = new AbortController();
+    // A page's listener that throws must not end the stream for every other page (the client
+    // closes a stream whose onEvent throws): the error is reported and the next listener runs.
     const dispatch = (event: LiveEvent) => {
-      for (const listener of listeners.current) listener(event);
+      for (const listener of listeners.current) {
+        try {
+          listener(event);
+        } catch (error) {
+          console.error(error);
+        }
+      }
+    };
+    // After a reconnection that could not resume (the node stream keeps no log), events were
+    // missed: everything on screen is read again.
+    const onReconnect = (info: ReconnectInfo) => {
+      if (!info.resumed) void queryClient.invalidateQueries();
     };
     const onError = (error: ApiProblem) => {
       if (isUnauthorized(error)) requireKey();
@@ -54,6 +69,7 @@ export function LiveProvider({ children }: { children: ReactNode }) {
         onEvent: ({ event, data }) => dispatch({ stream: 'nodes', event, data: { ...data } }),
         onState: (state) => setOpen((was) => ({ ...was, nodes: state === 'live' })),
         onError,
+        onReconnect,
       }),
       streamEvents({
         baseUrl,
@@ -63,12 +79,13 @@ export function LiveProvider({ children }: { children: ReactNode }) {
         onEvent: ({ event, data }) => dispatch({ stream: 'executions', event, data: { ...data } }),
         onState: (state) => setOpen((was) => ({ ...was, executions: state === 'live' })),
         onError,
+        onReconnect,
       }),
     ];
     // A listener that throws would end a stream (done rejects); keep the others going and say why.
     for (const handle of handles) handle.done.catch((error: unknown) => console.error(error));
     return () => controller.abort();
-  }, [baseUrl, apiKey, requireKey]);
+  }, [baseUrl, apiKey, requireKey, queryClient]);
 
   const value = useMemo<Live>(
     () => ({

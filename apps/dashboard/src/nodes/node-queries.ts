@@ -1,6 +1,5 @@
-import type { SwitchyardClient } from '@switchyard/client';
+import { type SwitchyardClient, unwrap } from '@switchyard/client';
 import { queryOptions } from '@tanstack/react-query';
-import { answer } from '../connection/answer.ts';
 
 /** Every node query starts with this key, so one invalidation refreshes lists and node pages. */
 export const NODES_KEY = ['nodes'] as const;
@@ -9,14 +8,14 @@ export const NODES_KEY = ['nodes'] as const;
 const PAGE_SIZE = 200;
 
 async function fetchAllNodes(client: SwitchyardClient) {
-  const first = await answer(
+  const first = await unwrap(
     client.GET('/api/ui/v1/nodes', { params: { query: { limit: String(PAGE_SIZE) } } }),
   );
   const nodes = [...first.nodes];
   let next = first.pagination.next_offset;
   // Pages also end at the answer's byte bound, so follow next_offset until the server says done.
   while (next !== null && next !== undefined) {
-    const page = await answer(
+    const page = await unwrap(
       client.GET('/api/ui/v1/nodes', {
         params: { query: { limit: String(PAGE_SIZE), offset: String(next) } },
       }),
@@ -48,7 +47,7 @@ export function nodesQuery(client: SwitchyardClient) {
 export function nodeQuery(client: SwitchyardClient, nodeId: string) {
   return queryOptions({
     queryKey: [...NODES_KEY, nodeId],
-    queryFn: () => answer(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
+    queryFn: () => unwrap(client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } })),
     refetchInterval: HEARTBEAT_REFRESH_MS,
   });
 }

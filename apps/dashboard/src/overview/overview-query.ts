@@ -1,11 +1,10 @@
-import type { SwitchyardClient } from '@switchyard/client';
+import { type SwitchyardClient, unwrap } from '@switchyard/client';
 import { queryOptions } from '@tanstack/react-query';
-import { answer } from '../connection/answer.ts';
 
 export const OVERVIEW_KEY = ['overview'] as const;
 
 function fetchOverview(client: SwitchyardClient) {
-  return answer(client.GET('/api/ui/v1/overview'));
+  return unwrap(client.GET('/api/ui/v1/overview'));
 }
 
 export type Overview = Awaited<ReturnType<typeof fetchOverview>>;

@@ -17,14 +17,16 @@ export interface StreamPayloads {
 export type StreamPath = keyof StreamPayloads;
 
 /** One event as `onEvent` receives it: narrow on `event` to get its payload's type. */
-export type StreamEvent<P extends StreamPath> = {
-  [E in keyof StreamPayloads[P]]: {
-    /** The frame's `id:` (its place in the server's event log); undefined on live-only streams. */
-    id: string | undefined;
-    event: E;
-    data: StreamPayloads[P][E];
-  };
-}[keyof StreamPayloads[P]];
+export type StreamEvent<P extends StreamPath> = P extends StreamPath
+  ? {
+      [E in keyof StreamPayloads[P]]: {
+        /** The frame's `id:` (its place in the server's event log); undefined on live-only streams. */
+        id: string | undefined;
+        event: E;
+        data: StreamPayloads[P][E];
+      };
+    }[keyof StreamPayloads[P]]
+  : never;
 
 /** The filters a stream takes, typed from the OpenAPI document. The resume cursor is the helper's. */
 export type StreamQuery<P extends StreamPath> = Omit<
@@ -78,6 +80,11 @@ export interface StreamEventsOptions<P extends StreamPath> {
   onReconnect?: (info: ReconnectInfo) => void;
   /** Reconnection timing; the server's `retry:` field replaces `initialDelayMs` once it arrives. */
   reconnect?: ReconnectDelayOptions;
+  /**
+   * A connection from which nothing (not even the keep-alive comment the server sends every
+   * 15 s) arrives for this long is taken as dead and replaced; 45 s, 0 turns the watchdog off.
+   */
+  idleTimeoutMs?: number;
 }
 
 export interface EventStreamHandle {
@@ -107,6 +114,7 @@ export function streamEvents<P extends StreamPath>(options: StreamEventsOptions<
   else options.signal?.addEventListener('abort', abort, { once: true });
   const doFetch = options.fetch ?? globalThis.fetch;
   const delay = reconnectDelay(options.reconnect);
+  const idleTimeoutMs = options.idleTimeoutMs ?? 45_000;
   const url = streamUrl(options.baseUrl, options.path, options.query);
   let lastEventId = options.lastEventId;
   let state: StreamState | undefined;
@@ -122,57 +130,102 @@ export function streamEvents<P extends StreamPath>(options: StreamEventsOptions<
     const headers = new Headers({ Accept: 'text/event-stream', 'Cache-Control': 'no-cache' });
     if (options.apiKey) headers.set('X-API-Key', options.apiKey);
     if (resumeFrom !== undefined) headers.set('Last-Event-ID', resumeFrom);
-    let response: Response;
+    // This connection's own abort: the stream's, or the idle watchdog's.
+    const connection = new AbortController();
+    const stopConnection = () => connection.abort();
+    controller.signal.addEventListener('abort', stopConnection, { once: true });
+    // A connection can die without a word (a sleeping laptop, a proxy dropping state): the
+    // server sends a keep-alive comment every 15 s, so a long silence means it is gone.
+    let idle: ReturnType<typeof setTimeout> | undefined;
+    let silent = false;
+    const watch = () => {
+      clearTimeout(idle);
+      if (idleTimeoutMs > 0) {
+        idle = setTimeout(() => {
+          silent = true;
+          connection.abort();
+        }, idleTimeoutMs);
+      }
+    };
+    const failure = (error: unknown) =>
+      silent
+        ? new ApiProblem({
+            status: 0,
+            title: 'Stream silent',
+            detail: `Nothing arrived from the server for ${idleTimeoutMs / 1000} s; connecting again.`,
+            code: 'network_error',
+            instance: options.path,
+          })
+        : ApiProblem.fromNetworkError(url, error);
+    let handlerError: { error: unknown } | undefined;
     try {
-      response = await doFetch(url, { headers, signal: controller.signal });
-    } catch (error) {
+      watch();
+      let response: Response;
+      try {
+        response = await doFetch(url, { headers, signal: connection.signal });
+      } catch (error) {
+        if (controller.signal.aborted) throw new StreamClosed();
+        options.onError?.(failure(error), { retrying: true });
+        return;
+      }
+      const contentType = response.headers.get('content-type') ?? '';
+      if (!response.ok || !contentType.startsWith('text/event-stream') || !response.body) {
+        const problem = ApiProblem.fromResponse(response, await readBody(response));
+        const retrying = response.status >= 500 || response.status === 429;
+        options.onError?.(problem, { retrying });
+        if (!retrying) throw new StreamClosed();
+        return;
+      }
+      setState('live');
+      delay.reset();
+      if (reconnecting) options.onReconnect?.({ resumed: resumeFrom !== undefined, lastEventId: resumeFrom });
+      const parser = createParser({
+        onRetry: (ms) => delay.setBase(ms),
+        onEvent: ({ id, event, data }) => {
+          // The cursor moves before delivery: should the connection drop in onEvent, the server
+          // resumes after this event rather than sending it again.
+          if (id !== undefined) lastEventId = id;
+          try {
+            options.onEvent({ id, event: event ?? 'message', data: parseData(data) } as StreamEvent<P>);
+          } catch (error) {
+            handlerError = { error };
+            throw error;
+          }
+        },
+      });
+      try {
+        // A reader loop rather than `for await`: ReadableStream's async iteration is missing from
+        // some TypeScript DOM libs and browsers this package is bundled for.
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read()) {
+          watch();
+          parser.feed(chunk.value);
+        }
+      } catch (error) {
+        if (handlerError) {
+          connection.abort();
+          throw handlerError.error;
+        }
+        if (controller.signal.aborted) throw new StreamClosed();
+        // A connection cut mid-frame: the partial frame is dropped and will come again on resume.
+        options.onError?.(failure(error), { retrying: true });
+        return;
+      }
       if (controller.signal.aborted) throw new StreamClosed();
-      options.onError?.(ApiProblem.fromNetworkError(url, error), { retrying: true });
-      return;
+      options.onError?.(
+        new ApiProblem({
+          status: response.status,
+          title: 'Stream ended',
+          detail: 'The server ended the event stream (a restart or shutdown); connecting again.',
+          code: 'stream_ended',
+          instance: options.path,
+        }),
+        { retrying: true },
+      );
+    } finally {
+      clearTimeout(idle);
+      controller.signal.removeEventListener('abort', stopConnection);
     }
-    const contentType = response.headers.get('content-type') ?? '';
-    if (!response.ok || !contentType.startsWith('text/event-stream') || !response.body) {
-      const problem = ApiProblem.fromResponse(response, await readBody(response));
-      const retrying = response.status >= 500 || response.status === 429;
-      options.onError?.(problem, { retrying });
-      if (!retrying) throw new StreamClosed();
-      return;
-    }
-    setState('live');
-    delay.reset();
-    if (reconnecting) options.onReconnect?.({ resumed: resumeFrom !== undefined, lastEventId: resumeFrom });
-    const parser = createParser({
-      onRetry: (ms) => delay.setBase(ms),
-      onEvent: ({ id, event, data }) => {
-        // The cursor moves before delivery: should the connection drop in onEvent, the server
-        // resumes after this event rather than sending it again.
-        if (id !== undefined) lastEventId = id;
-        options.onEvent({ id, event: event ?? 'message', data: parseData(data) } as StreamEvent<P>);
-      },
-    });
-    try {
-      // A reader loop rather than `for await`: ReadableStream's async iteration is missing from
-      // some TypeScript DOM libs and browsers this package is bundled for.
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-      for (let chunk = await reader.read(); !chunk.done; chunk = await reader.read())
-        parser.feed(chunk.value);
-    } catch (error) {
-      if (controller.signal.aborted) throw new StreamClosed();
-      // A connection cut mid-frame: the partial frame is dropped and will come again on resume.
-      options.onError?.(ApiProblem.fromNetworkError(url, error), { retrying: true });
-      return;
-    }
-    if (controller.signal.aborted) throw new StreamClosed();
-    options.onError?.(
-      new ApiProblem({
-        status: response.status,
-        title: 'Stream ended',
-        detail: 'The server ended the event stream (a restart or shutdown); connecting again.',
-        code: 'stream_ended',
-        instance: options.path,
-      }),
-      { retrying: true },
-    );
   }
 
   async function run(): Promise<void> {
