@@ -1,6 +1,5 @@
-import type { SwitchyardClient } from '@switchyard/client';
+import { type SwitchyardClient, unwrap } from '@switchyard/client';
 import { queryOptions } from '@tanstack/react-query';
-import { answer } from '../connection/answer.ts';
 
 export const WORKFLOWS_KEY = ['workflows'] as const;
 
@@ -15,7 +14,7 @@ export function workflowDagQuery(client: SwitchyardClient, workflowId: string) {
   return queryOptions({
     queryKey: dagQueryKey(workflowId),
     queryFn: () =>
-      answer(
+      unwrap(
         client.GET('/api/v1/workflows/{workflow_id}/dag', {
           params: { path: { workflow_id: workflowId } },
         }),
@@ -49,7 +48,7 @@ export function recentWorkflowsQuery(client: SwitchyardClient) {
   return queryOptions({
     queryKey: [...WORKFLOWS_KEY, 'recent'],
     queryFn: async () => {
-      const page = await answer(
+      const page = await unwrap(
         client.GET('/api/v1/executions', { params: { query: { limit: RECENT_SCAN } } }),
       );
       const byWorkflow = new Map<string, RecentWorkflow>();
