@@ -1,10 +1,16 @@
-import { formatDuration } from './duration.ts';
-
 export interface TimeSpan {
   /** Epoch ms of the axis's left edge: the earliest start. */
   start: number;
   /** Length of the axis in ms (at least 1). */
   length: number;
+}
+
+/** A tick's offset, as short as it can be: "200 ms", "2 s", "1.5 s", "2 min". */
+function tickLabel(ms: number): string {
+  if (ms < 1000) return `${ms} ms`;
+  if (ms < 120_000) return `${Number((ms / 1000).toFixed(2))} s`;
+  if (ms < 7_200_000) return `${Number((ms / 60_000).toFixed(1))} min`;
+  return `${Number((ms / 3_600_000).toFixed(1))} h`;
 }
 
 export interface Tick {
@@ -13,19 +19,31 @@ export interface Tick {
   label: string;
 }
 
-/** Tick steps of 1, 2 and 5 times a power of ten, in ms. */
-function niceStep(roughMs: number): number {
+const FACTORS = [1, 2, 5, 10];
+
+/** The smallest step of 1, 2 or 5 times a power of ten (ms) at least `roughMs`. */
+function niceStepUp(roughMs: number): number {
   const power = 10 ** Math.floor(Math.log10(Math.max(roughMs, 1)));
-  for (const factor of [1, 2, 5, 10]) if (power * factor >= roughMs) return power * factor;
-  return power * 10;
+  return power * (FACTORS.find((factor) => power * factor >= roughMs) ?? 10);
 }
 
-/** About `count` evenly spaced ticks at round offsets from the start ("+0 ms", "+2 s", …). */
+/** The largest such step at most `roughMs`. */
+function niceStepDown(roughMs: number): number {
+  const power = 10 ** Math.floor(Math.log10(Math.max(roughMs, 1)));
+  return power * ([...FACTORS].reverse().find((factor) => power * factor <= roughMs) ?? 1);
+}
+
+/**
+ * At most `count` evenly spaced ticks at round offsets from the start ("0", "+200 ms", "+2 s"),
+ * and never fewer than two when the span is at least 1 ms long: a lone "0" says nothing.
+ */
 export function ticksOf(span: TimeSpan, count: number): Tick[] {
-  const step = niceStep(span.length / Math.max(count, 1));
+  const rough = span.length / Math.max(count, 1);
+  const up = niceStepUp(rough);
+  const step = up < span.length ? up : niceStepDown(Math.max(rough, 1));
   const ticks: Tick[] = [];
   for (let offset = 0; offset <= span.length; offset += step) {
-    ticks.push({ at: offset / span.length, label: offset === 0 ? '0' : `+${formatDuration(offset)}` });
+    ticks.push({ at: offset / span.length, label: offset === 0 ? '0' : `+${tickLabel(offset)}` });
   }
   return ticks;
 }
