@@ -13,9 +13,9 @@ const MAX_WAIT_MS = 1_000;
 const STREAM_FILTER_MAX = 200;
 
 /**
- * Refetches `queryKey` after the workflow's execution events. One refetch at a time: events that
- * arrive while one runs queue exactly one more, so the last state is always read (an event after
- * a fetch started is not answered by that fetch).
+ * Calls `refetch` after a burst of events. One refetch at a time: events that arrive while one
+ * runs queue exactly one more, so the last state is always read (an event after a fetch started
+ * is not answered by that fetch).
  */
 function debouncedRefetch(refetch: () => Promise<unknown>) {
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -65,11 +65,10 @@ export function useWorkflowLive(workflowId: string, active: boolean): void {
 
   useEffect(() => {
     if (!active || !filterOnServer) return;
+    // Restarts a fetch some other trigger (focus, mount) began before the event: its answer could
+    // predate the event. The debouncer's own fetches never overlap, so it never cancels its own.
     const refetch = debouncedRefetch(() =>
-      queryClient.refetchQueries(
-        { queryKey: dagQueryKey(workflowId), exact: true },
-        { cancelRefetch: false },
-      ),
+      queryClient.refetchQueries({ queryKey: dagQueryKey(workflowId), exact: true }, { cancelRefetch: true }),
     );
     const controller = new AbortController();
     let subscribed = false;
