@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Starts both Switchyard apps on the embedded database and stops both cleanly on Ctrl-C.
-// `npm start` builds both apps first (turbo), then runs their builds with node: never tsx.
+// `npm start` builds both apps and the dashboard the control plane serves at /ui/ first (turbo),
+// then runs the two servers' builds with node: never tsx.
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -128,6 +129,7 @@ function announce(name, url) {
       '',
       `Switchyard is running (data in ${env.SWITCHYARD_DATA_DIR})`,
       `  control plane  ${cp}   health: ${cp}/api/v1/health`,
+      `  dashboard      ${cp}/ui/`,
       `  docs site      ${urls.get('docs')}`,
       'Press Ctrl-C to stop both.',
       '',

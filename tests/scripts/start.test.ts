@@ -267,8 +267,9 @@ describe('node scripts/start.mjs', () => {
       const at = lines.findIndex((line) => line.startsWith('Switchyard is running (data in '));
       expect(at).toBeGreaterThan(0);
       expect(lines[at - 1]).toBe('');
-      expect(lines.slice(at + 1, at + 5)).toEqual([
+      expect(lines.slice(at + 1, at + 6)).toEqual([
         `  control plane  ${started.controlPlane}   health: ${started.controlPlane}/api/v1/health`,
+        `  dashboard      ${started.controlPlane}/ui/`,
         `  docs site      ${started.docs}`,
         'Press Ctrl-C to stop both.',
         '',
@@ -350,7 +351,7 @@ describe('node scripts/start.mjs', () => {
     it('wrote every log line of both apps, requests and probes included, as one line with its time and level', () => {
       const banner = outputLines(started).findIndex((line) => line.startsWith('Switchyard is running'));
       const logLines = outputLines(started).filter(
-        (line, i) => line !== '' && (i < banner || i > banner + 3),
+        (line, i) => line !== '' && (i < banner || i > banner + 4),
       );
       expect(logLines.length).toBeGreaterThan(2);
       for (const line of logLines) {

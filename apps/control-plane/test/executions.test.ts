@@ -286,6 +286,22 @@ describe('synchronous lane', () => {
     expect(agent.calls).toHaveLength(0);
   });
 
+  it('keeps the input as called, readable by id for the dashboard, and answers 404 for an unknown id', async () => {
+    const agent = await agentWith({ summarize: { kind: 'answer', inputSchema: TEXT_SCHEMA } });
+    const input = { text: 'ünïcode and "quotes"', max: 3 };
+    const answer = await call(cp.base, 'POST', `/api/v1/execute/${agent.nodeId}.summarize`, { input });
+    expect(answer.status).toBe(200);
+    const read = await call(cp.base, 'GET', `/api/ui/v1/executions/${answer.body.execution_id}/input`);
+    expect(read.status).toBe(200);
+    expect(read.body).toEqual({
+      execution_id: answer.body.execution_id,
+      target: `${agent.nodeId}.summarize`,
+      input,
+    });
+    const missing = await call(cp.base, 'GET', '/api/ui/v1/executions/exec_00000000000000000000000000/input');
+    expect(missing.status).toBe(404);
+  });
+
   it('answers 503 with Retry-After when no instance of the node is routable', async () => {
     const agent = await agentWith({ work: { kind: 'answer' } });
     const stop = await call(cp.base, 'POST', `/api/v1/nodes/${agent.nodeId}/stop`, {});

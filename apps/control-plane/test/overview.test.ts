@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { docsBaseUrl } from '@switchyard/shared';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { silentLogger } from '../src/platform/logger.ts';
@@ -83,6 +84,7 @@ describe('GET /api/ui/v1/overview', () => {
 
   it('counts what really ran: nodes by state, outcomes, the queue and the newest failure', async () => {
     const before = await overview();
+    expect(before.docs_url).toBe(docsBaseUrl());
     expect(before.nodes).toMatchObject({ total: 1, instances: 1 });
     expect(Object.values(before.nodes.by_state).reduce((a: number, b) => a + (b as number), 0)).toBe(1);
     expect(before.executions.last_hour).toMatchObject({

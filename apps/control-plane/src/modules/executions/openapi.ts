@@ -743,6 +743,31 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       },
     }),
   },
+  '/api/ui/v1/executions/{execution_id}/input': {
+    get: onExecution('/api/ui/v1/executions/{execution_id}/input', {
+      operationId: 'getExecutionInput',
+      summary: 'The input an execution was called with',
+      description:
+        "The `input` of the call as it was accepted (after validation against the function's `input_schema`), with the target, so the call can be read or made again. The status record leaves the input out.",
+      responses: {
+        '200': {
+          description: 'The execution id, its target and its input.',
+          ...json(
+            z.object({
+              execution_id: z.string(),
+              target: z.string(),
+              input: z.record(z.string(), z.unknown()),
+            }),
+            {
+              execution_id: 'exec_3v8b1n6r4t9c2d7f5k0m3q8w1x',
+              target: 'hello-agent.summarize',
+              input: { text: 'Switchyard routes calls to agents.' },
+            },
+          ),
+        },
+      },
+    }),
+  },
   '/api/v1/executions/{execution_id}/status': {
     post: onExecution(
       '/api/v1/executions/{execution_id}/status',

@@ -104,6 +104,14 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
     ctx.body = statusRecord(await service.get(executionIdOf(ctx)));
   });
 
+  // The input the execution was called with, for the dashboard's execution page and its "run
+  // again": the status record leaves it out (the spec's shape), and inputs may be large.
+  router.get('/api/ui/v1/executions/:id/input', async (ctx) => {
+    const row = await service.get(executionIdOf(ctx));
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { execution_id: row.execution_id, target: row.target, input: row.input };
+  });
+
   router.post('/api/v1/executions/:id/status', async (ctx) => {
     const id = executionIdOf(ctx);
     const report = parseWith(StatusReportSchema, await readJsonBody(ctx, REPORT_LIMIT));

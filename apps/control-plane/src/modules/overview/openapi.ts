@@ -18,6 +18,10 @@ const MinuteSchema = z.object({
 export const OverviewSchema = z
   .object({
     generated_at: Timestamp,
+    docs_url: z.url().meta({
+      description:
+        'The documentation site this control plane links to (`SWITCHYARD_DOCS_URL`), so a UI can link to its pages.',
+    }),
     window: z.object({
       from: Timestamp,
       to: Timestamp.meta({ description: 'The end of the current minute: the window holds it whole.' }),
@@ -102,6 +106,7 @@ export const overviewOpenApi: ZodOpenApiPathsObject = {
               schema: OverviewSchema,
               example: {
                 generated_at: '2026-11-27T09:59:41.512Z',
+                docs_url: 'http://127.0.0.1:4321',
                 window: { from: minute(0), to: minute(60), minutes: WINDOW_MINUTES },
                 nodes: {
                   total: 2,

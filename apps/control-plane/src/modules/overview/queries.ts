@@ -1,3 +1,4 @@
+import { docsBaseUrl } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { LIFECYCLE_STATUSES, type LifecycleStatus } from '../nodes/index.ts';
 
@@ -32,6 +33,8 @@ export interface RecentFailure {
 
 export interface Overview {
   generated_at: string;
+  /** The documentation site this control plane links to (SWITCHYARD_DOCS_URL), for the UI's links. */
+  docs_url: string;
   window: { from: string; to: string; minutes: number };
   /** Distinct node ids, their instances (one per version), and instances by lifecycle state. */
   nodes: { total: number; instances: number; by_state: Record<LifecycleStatus, number> };
@@ -184,6 +187,7 @@ export async function readOverview(db: Knex, now: Date): Promise<Overview> {
 
       return {
         generated_at: now.toISOString(),
+        docs_url: docsBaseUrl(),
         window: { from: from.toISOString(), to: to.toISOString(), minutes: WINDOW_MINUTES },
         nodes: { total: count(distinctNodes?.n), instances, by_state: byState },
         executions: {
