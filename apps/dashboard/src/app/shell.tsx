@@ -12,6 +12,7 @@ const NAV = [
   { to: '/', label: 'Overview' },
   { to: '/nodes', label: 'Nodes' },
   { to: '/executions', label: 'Executions' },
+  { to: '/workflows', label: 'Workflows' },
 ] as const;
 
 /** Node events refresh every node query (list and node pages) wherever the user is. */
