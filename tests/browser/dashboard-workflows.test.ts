@@ -16,6 +16,9 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createLogger } from '@switchyard/docs/server/http/logger.ts';
+import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
+import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
@@ -25,6 +28,7 @@ import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
+const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
 const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
@@ -177,6 +181,8 @@ async function runWorkflow(name: string): Promise<Workflow> {
 }
 
 let finished: Workflow;
+let docs: RunningDocsServer;
+let docsDatabase: TestDatabase;
 
 beforeAll(async () => {
   if (!existsSync(path.join(DIST, 'index.html'))) {
@@ -184,7 +190,20 @@ beforeAll(async () => {
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-workflows-'));
-  controlPlane = await startControlPlaneProcess({ dir: dataDir, databaseUrl: undefined });
+  // The docs site a shared run is published to, as npm start runs it beside the control plane.
+  docsDatabase = await openTestDatabase();
+  docs = await startDocsServer({
+    port: 0,
+    host: '127.0.0.1',
+    distDir: DOCS_DIST,
+    db: docsDatabase.db,
+    logger: createLogger('error', { write: () => {} }),
+  });
+  controlPlane = await startControlPlaneProcess({
+    dir: dataDir,
+    databaseUrl: undefined,
+    env: { SWITCHYARD_DOCS_URL: docs.url },
+  });
   await startExampleAgent(controlPlane.url, summarizer);
   planner = await startPlannerAgent(controlPlane.url, plannerId, summarizer);
   // One workflow that has finished, for the screenshots and the index.
@@ -204,6 +223,8 @@ afterAll(async () => {
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
   await controlPlane?.stop();
+  await docs?.close();
+  await docsDatabase?.close();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -327,6 +348,45 @@ describe('the workflow page', () => {
     problems.set(page, []);
     await close(page);
     expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((line) => line.includes('404'))).toBe(true);
+  });
+});
+
+describe('sharing a run', () => {
+  it('publishes the workflow to the docs site, redacted unless asked, and its permalink draws one box per execution', async () => {
+    const page = await open(ui(`workflows/${finished.workflowId}`));
+    await page.getByText('Share this run').click();
+    await page.getByLabel('Title (optional)').fill('A planned run');
+    await page.getByRole('button', { name: 'Publish' }).click();
+    const link = page.locator('.share-link a');
+    await link.waitFor();
+    const permalink = (await link.getAttribute('href'))!;
+    expect(permalink).toMatch(new RegExp(`^${docs.url}/s/`));
+    const shared = await (await fetch(permalink, { headers: { Accept: 'application/json' } })).json();
+    expect(shared).toMatchObject({ title: 'A planned run', workflow_id: finished.workflowId });
+    expect(shared.nodes.map((node: { input_preview: string }) => node.input_preview)).toEqual([
+      '[redacted]',
+      '[redacted]',
+      '[redacted]',
+    ]);
+    await page.goto(permalink);
+    await expect.poll(() => page.locator('.run-graph-node').count()).toBe(3);
+    await close(page);
+  });
+
+  it('shows a refused share (a workflow with no executions) as a message, not JSON', async () => {
+    const page = await open(ui('workflows/wf-never-ran'));
+    await page.getByText('Share this run').click();
+    await page.getByRole('button', { name: 'Publish' }).click();
+    const message = page.getByText('Could not publish the run');
+    await message.waitFor();
+    const panel = await page.locator('.share-panel').textContent();
+    expect(panel).toContain('wf-never-ran');
+    expect(panel).not.toContain('{"');
+    // The 404s the page asked for (the graph, then the share) are the console's expected lines.
+    const seen = problems.get(page)!;
+    problems.set(page, []);
+    await close(page);
     expect(seen.every((line) => line.includes('404'))).toBe(true);
   });
 });

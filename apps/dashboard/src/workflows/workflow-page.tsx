@@ -8,6 +8,7 @@ import { useConnection } from '../connection/connection.tsx';
 import { DagGraph } from './dag-graph.tsx';
 import { warmUpLayout } from './elk-layout.ts';
 import { GanttTimeline } from './gantt-timeline.tsx';
+import { SharePanel } from './share-panel.tsx';
 import { useWorkflowLive } from './use-workflow-live.ts';
 import { type DagNode, TERMINAL, workflowDagQuery } from './workflow-queries.ts';
 
@@ -56,6 +57,7 @@ export function WorkflowPage() {
           </Link>
         </div>
       </div>
+      <SharePanel workflowId={workflowId} />
       {dag.error ? (
         <ProblemMessage error={dag.error} context={`Could not load workflow ${workflowId}`} />
       ) : null}
