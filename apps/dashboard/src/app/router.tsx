@@ -5,6 +5,7 @@ import { ExecutionsPage } from '../executions/executions-page.tsx';
 import { NodePage } from '../nodes/node-page.tsx';
 import { NodesPage } from '../nodes/nodes-page.tsx';
 import { OverviewPage } from '../overview/overview-page.tsx';
+import { opsRoutes } from './ops-routes.ts';
 import { Shell } from './shell.tsx';
 
 function NotFound() {
@@ -48,7 +49,14 @@ const executionRoute = createRoute({
   component: ExecutionPage,
 });
 
-const routeTree = rootRoute.addChildren([indexRoute, nodesRoute, nodeRoute, executionsRoute, executionRoute]);
+const routeTree = rootRoute.addChildren([
+  indexRoute,
+  nodesRoute,
+  nodeRoute,
+  executionsRoute,
+  executionRoute,
+  ...opsRoutes(rootRoute),
+]);
 
 /** Code-based routes under /ui/, where the control plane serves the app. */
 export const router = createRouter({ routeTree, basepath: '/ui' });
