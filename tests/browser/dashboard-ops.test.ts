@@ -331,6 +331,7 @@ describe('webhooks', () => {
     expect(await card.textContent()).toMatch(/Attempts2/);
     expect(await card.textContent()).toContain('503');
     expect(await card.getByRole('link', { name: id }).getAttribute('href')).toBe(`/ui/executions/${id}`);
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'ops-webhooks-dead-letter.png'), fullPage: true });
     answer = 200;
     await card.getByRole('button', { name: `Retry the webhook of ${id}` }).click();
     await eventually('the receiver takes the retried delivery', async () =>
@@ -377,6 +378,7 @@ describe('observability forwarder', () => {
         .count(),
     ).toBe(1);
     expect(await parked.locator('li').first().textContent()).toContain('500');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'ops-observability-parked.png'), fullPage: true });
     answer = 200;
     await page.getByRole('button', { name: 'Redrive all' }).click();
     const summary = page.getByRole('status').filter({ hasText: 'Redrive sent' });
@@ -425,6 +427,7 @@ describe('configuration', () => {
     await alert.waitFor();
     const issues = alert.getByRole('list', { name: 'What the server refused' });
     expect(await issues.textContent()).toContain('node_health.check_interval');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'ops-configuration-refused.png'), fullPage: true });
     expect(await alert.textContent()).not.toMatch(/[{}]|"status"/);
     expect((await api('GET', '/api/v1/configs/control-plane')).content).toContain('25s');
     await close(page, [/400/]);
