@@ -141,10 +141,17 @@ describe('the reproduced control-plane image', () => {
         .sort(),
     ).toEqual(['dist', 'package.json']);
     expect(readdirSync(join(app, 'apps/control-plane/dist')).sort()).toEqual(['server.js', 'server.js.map']);
+    // The dashboard is its built files alone: its packages are bundled into them.
+    expect(
+      readdirSync(join(app, 'apps/dashboard'))
+        .filter((f) => f !== 'node_modules')
+        .sort(),
+    ).toEqual(['dist', 'package.json']);
+    expect(readdirSync(join(app, 'apps/dashboard/dist'))).toContain('index.html');
     expect(readdirSync(join(app, 'packages/shared')).filter((f) => f !== 'node_modules')).toEqual([
       'package.json',
     ]);
-    for (const tool of ['tsx', 'typescript', 'vitest', 'esbuild', '@biomejs/biome', 'turbo', 'astro']) {
+    for (const tool of ['tsx', 'typescript', 'vitest', 'esbuild', '@biomejs/biome', 'turbo', 'astro', 'vite', 'react']) {
       for (const install of installs) {
         expect(existsSync(join(app, install, tool)), `${tool} is installed in ${install}`).toBe(false);
       }
@@ -154,6 +161,20 @@ describe('the reproduced control-plane image', () => {
       expect(existsSync(join(app, 'node_modules', runtime, 'package.json')), `${runtime} is missing`).toBe(
         true,
       );
+    }
+  });
+
+  it('serves the dashboard at /ui/ with its CSP, deep links included', async () => {
+    for (const path of ['/ui/', '/ui/executions/exec_image']) {
+      const page = await fetch(`${url}${path}`);
+      expect(page.status, path).toBe(200);
+      expect(page.headers.get('content-security-policy'), path).toContain("script-src 'self'");
+      const html = await page.text();
+      const script = /<script[^>]+src="(\/ui\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+      expect(script, html).toBeDefined();
+      const asset = await fetch(`${url}${script}`);
+      expect(asset.status).toBe(200);
+      expect(asset.headers.get('cache-control')).toContain('immutable');
     }
   });
 

@@ -190,9 +190,9 @@ const SOURCES = [
   'scripts',
   'content',
   'packages/shared',
-  'packages/client/package.json',
+  'packages/client',
   'apps/control-plane',
-  'apps/dashboard/package.json',
+  'apps/dashboard',
   'apps/docs',
   'tests/package.json',
 ];

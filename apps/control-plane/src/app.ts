@@ -31,6 +31,7 @@ import {
 } from './modules/nodes/index.ts';
 import { observabilityRouter } from './modules/observability/index.ts';
 import { overviewRouter } from './modules/overview/index.ts';
+import { createDocsSiteClient, createShareService, sharesRouter } from './modules/shares/index.ts';
 import { webhooksRouter } from './modules/webhooks/index.ts';
 import { controlPlaneOpenApi } from './openapi.ts';
 import type { Clock } from './platform/clock.ts';
@@ -219,6 +220,16 @@ export function createApp(deps: AppDeps): Koa {
       settings: () => live.current().approvals,
     }),
     overviewRouter({ db: deps.db, clock }),
+    sharesRouter({
+      service: createShareService({
+        queries: runtime.executions.queries,
+        docsSite: createDocsSiteClient({
+          docsUrl: () => config.shares.docsUrl,
+          timeoutMs: config.shares.publishTimeoutMs,
+        }),
+        clock,
+      }),
+    }),
     // Each feature describes its routes in its openapi.ts (merged in openapi.ts); test/openapi.test.ts
     // holds the two lists to each other.
     openApiRouter({ document: controlPlaneOpenApi }),

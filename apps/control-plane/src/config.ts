@@ -8,6 +8,7 @@ import { executionQueueSettings } from './modules/executions/index.ts';
 import { memorySettings } from './modules/memory/index.ts';
 import { nodeHealthSettings, nodeLifecycleSettings } from './modules/nodes/index.ts';
 import { observabilitySettings } from './modules/observability/index.ts';
+import { shareSettings } from './modules/shares/index.ts';
 import { webhookSettings } from './modules/webhooks/index.ts';
 import {
   DEFAULT_CONFIG_FILE,
@@ -47,6 +48,7 @@ export const SETTINGS_TREE = {
   configStore: configStoreSettings,
   connector: connectorSettings,
   dashboard: dashboardSettings,
+  shares: shareSettings,
   configSource: configSourceSetting,
 };
 

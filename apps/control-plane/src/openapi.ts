@@ -9,6 +9,7 @@ import { memoryEventsOpenApi, memoryOpenApi, vectorMemoryOpenApi } from './modul
 import { nodesOpenApi } from './modules/nodes/index.ts';
 import { observabilityOpenApi } from './modules/observability/index.ts';
 import { overviewOpenApi } from './modules/overview/index.ts';
+import { sharesOpenApi } from './modules/shares/index.ts';
 import { webhooksOpenApi } from './modules/webhooks/index.ts';
 import { createOpenApiDocument } from './platform/openapi/document.ts';
 import { platformOpenApi } from './platform/openapi/platform-paths.ts';
@@ -39,6 +40,7 @@ export function controlPlaneOpenApi(): oas31.OpenAPIObject {
       connectorOpenApi,
       approvalsOpenApi,
       overviewOpenApi,
+      sharesOpenApi,
     ],
     securitySchemes: CONNECTOR_SECURITY_SCHEMES,
   });

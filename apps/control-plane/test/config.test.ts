@@ -140,6 +140,7 @@ describe('loadConfig defaults', () => {
         cacheTtlMs: 30_000,
       },
       dashboard: { dir: undefined },
+      shares: { docsUrl: undefined, publishTimeoutMs: 10_000 },
       configSource: 'file',
     });
     expect(defaultConfig()).toEqual(config);
@@ -410,6 +411,15 @@ describe('loadConfig from the environment', () => {
     expect(config.api.auth).toEqual({ apiKey: 'env-key', skipPaths: ['/a', '/b/*'] });
     expect(config.storage.databaseUrl).toBe('postgres://postgres@127.0.0.1:5432/test');
     expect(config.connector.capabilities).toEqual(['restart']);
+  });
+
+  it('reads the docs site of shared runs from SWITCHYARD_DOCS_URL, without its trailing slash, and refuses one that is not http(s)', async () => {
+    const config = await loadConfig({ env: { SWITCHYARD_DOCS_URL: 'https://docs.example.com/' }, log });
+    expect(config.shares.docsUrl).toBe('https://docs.example.com');
+    for (const bad of ['docs.example.com', 'ftp://docs.example.com']) {
+      const error = await loadError(loadConfig({ env: { SWITCHYARD_DOCS_URL: bad }, log }));
+      expect(error.message).toContain('SWITCHYARD_DOCS_URL');
+    }
   });
 
   it('has one environment variable per setting, all different', () => {

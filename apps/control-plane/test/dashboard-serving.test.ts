@@ -108,6 +108,7 @@ describe('the dashboard at /ui/', () => {
       headers: { 'Accept-Encoding': 'gzip' },
     });
     expect(zipped.headers.get('content-encoding')).toBe('gzip');
+    expect(zipped.headers.get('vary')).toMatch(/Accept-Encoding/i);
     expect(await zipped.text()).toBe(SCRIPT); // fetch decodes it
   });
 

@@ -1,6 +1,7 @@
 import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
+import { RUN_BUNDLE_LIMITS } from '@switchyard/shared';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
@@ -629,6 +630,86 @@ describe('real answers match the document', () => {
     expect(
       (await exercise('GET', `/api/v1/workflows/${workflow}/dag`, undefined, { key: false })).status,
     ).toBe(401);
+  });
+
+  it('sharing a workflow run: bundle 200 and share 201; 400, 404, 409, 413, 401, 502 and 503', async () => {
+    const target = await executionAgent('answer');
+    const workflow = `wf-${uniqueNodeId('oas-share')}`;
+    const root = await exercise(
+      'POST',
+      `/api/v1/execute/${target}`,
+      { input: { a: 1 } },
+      {
+        headers: { 'X-Workflow-ID': workflow },
+      },
+    );
+    await exercise(
+      'POST',
+      `/api/v1/execute/${target}`,
+      { input: { b: 2 } },
+      {
+        headers: { 'X-Parent-Execution-ID': root.body.execution_id },
+      },
+    );
+    const bundle = `/api/ui/v1/workflows/${workflow}/bundle`;
+    const shareOf = (id: string) => `/api/ui/v1/workflows/${id}/share`;
+    const got = await exercise('GET', `${bundle}?redact=false&title=Report`);
+    expect(got.body).toMatchObject({ version: 1, workflow_id: workflow, title: 'Report' });
+    expect(got.body.nodes).toHaveLength(2);
+    expect((await exercise('GET', `${bundle}?redact=maybe`)).status).toBe(400);
+    expect((await exercise('GET', '/api/ui/v1/workflows/wf-oas-nobody/bundle')).status).toBe(404);
+    expect((await exercise('GET', bundle, undefined, { key: false })).status).toBe(401);
+
+    // More executions than a bundle holds: copies of the root's row under another workflow.
+    const huge = `${workflow}-huge`;
+    const [row] = await handle.db('executions').where({ execution_id: root.body.execution_id });
+    await handle.db.batchInsert(
+      'executions',
+      Array.from({ length: RUN_BUNDLE_LIMITS.nodes + 1 }, (_, i) => ({
+        ...row,
+        execution_id: `exec_oas_huge_${i}`,
+        workflow_id: huge,
+        input: JSON.stringify(row.input),
+        result: JSON.stringify(row.result),
+      })),
+      500,
+    );
+    expect((await exercise('GET', `/api/ui/v1/workflows/${huge}/bundle`)).status).toBe(409);
+
+    // The docs site: a loopback server answering as the docs site does (the real one is driven by
+    // tests/control-plane/share-run.test.ts), then one that refuses.
+    let refuse = false;
+    const docs = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        if (refuse) {
+          res.writeHead(429, { 'Content-Type': 'application/problem+json' });
+          res.end(
+            JSON.stringify({ code: 'rate_limited', detail: 'This address has used its write budget.' }),
+          );
+          return;
+        }
+        res.writeHead(201, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ id: 'run_oas', url: 'http://docs.test/s/run_oas' }));
+      });
+    });
+    await new Promise<void>((done) => docs.listen(0, '127.0.0.1', done));
+    servers.push(docs);
+    expect((await exercise('POST', shareOf(workflow), {})).status).toBe(503);
+    config.shares.docsUrl = `http://127.0.0.1:${(docs.address() as { port: number }).port}`;
+    const shared = await exercise('POST', shareOf(workflow), { title: 'Report', redact: true });
+    expect(shared.status).toBe(201);
+    expect(shared.body).toEqual({ id: 'run_oas', url: 'http://docs.test/s/run_oas' });
+    expect((await exercise('POST', shareOf(workflow), { redact: 'no' })).status).toBe(400);
+    expect((await exercise('POST', shareOf(workflow), { title: 'x'.repeat(17 * 1024) })).status).toBe(413);
+    expect((await exercise('POST', shareOf('wf-oas-nobody'), {})).status).toBe(404);
+    expect((await exercise('POST', shareOf(huge), {})).status).toBe(409);
+    expect((await exercise('POST', shareOf(workflow), {}, { key: false })).status).toBe(401);
+    refuse = true;
+    const refused = await exercise('POST', shareOf(workflow), {});
+    expect(refused.status).toBe(502);
+    expect(refused.body.detail).toContain('write budget');
+    config.shares.docsUrl = undefined;
   });
 
   it('local calls and notes: 201, 200, 400, 404, 409, 413 and 401', async () => {

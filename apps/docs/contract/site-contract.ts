@@ -55,13 +55,4 @@ export const EXECUTION_STATUSES = [
 ] as const;
 
 /** Bounds of a run bundle, enforced by the publish handler and described in /openapi.json. */
-export const RUN_BUNDLE_LIMITS = {
-  /** Ids, names, titles and other short text. */
-  text: 200,
-  /** A preview or error text, in characters. */
-  preview: 20_000,
-  nodes: 2000,
-  edges: 10_000,
-  totals: 32,
-  totalKey: 64,
-} as const;
+export { RUN_BUNDLE_LIMITS } from '@switchyard/shared';

@@ -18,6 +18,24 @@ afterEach(() => {
 });
 
 describe('checkContent', () => {
+  it('reports an image the site does not have, and accepts one it has', () => {
+    const problems = check({
+      'a.md': page(
+        'A',
+        [
+          '![there](/favicon.svg)',
+          '',
+          '![gone](/images/nope.png)',
+          '',
+          '![far](https://example.com/x.png)',
+        ].join('\n'),
+      ),
+    });
+    expect(problems).toEqual([
+      'a.md:11: missing image "/images/nope.png": no file /images/nope.png in the site\'s public directory',
+    ]);
+  });
+
   it('accepts every link form that resolves on the built site', () => {
     const problems = check({
       'index.md': page('Home', '## Welcome\n\nHi.', 'Getting started'),

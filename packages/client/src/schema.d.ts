@@ -1862,6 +1862,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/ui/v1/workflows/{workflow_id}/bundle": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A workflow's run bundle (what sharing publishes)
+         * @description The workflow's executions as the docs site publishes them: the DAG of GET /api/v1/workflows/{workflow_id}/dag plus each execution's input, output and error previews. Inputs and outputs are redacted unless `redact=false`. At most 2000 executions.
+         */
+        get: operations["getWorkflowRunBundle"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/ui/v1/workflows/{workflow_id}/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Publish a workflow run to the docs site
+         * @description Builds the run bundle (as GET …/bundle) and publishes it to the docs site named by `SWITCHYARD_DOCS_URL` (`POST {docs}/api/v1/shares`), answering with the permalink it gave. The dashboard cannot post to the docs site itself (its CSP allows its own origin only). Inputs and outputs are redacted unless `redact: false`.
+         */
+        post: operations["shareWorkflowRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1905,6 +1945,15 @@ export interface components {
              * @example 10
              */
             weight: number;
+        };
+        ShareRequest: {
+            /**
+             * @description Shown as the run's title on its page; at most 200 characters, trimmed. Blank or absent: the page names the workflow.
+             * @example Refund triage for ticket 42
+             */
+            title?: string;
+            /** @description Replace every input, output and error text by `"[redacted]"`, keeping the graph, statuses and times. Default `true`: a share is public, so inputs and outputs leave only when asked for. */
+            redact?: boolean;
         };
         /** @description An RFC 9457 problem document (`application/problem+json`); clients branch on `code`. */
         Problem: {
@@ -3349,6 +3398,57 @@ export interface components {
                 /** @description Webhook deliveries in the dead-letter queue. */
                 dead_lettered: number;
             };
+        };
+        /** @description A workflow run as the docs site publishes it (run bundle schema version 1: what the platform CLI sends to POST /api/v1/shares). */
+        RunBundle: {
+            /** @constant */
+            version: 1;
+            workflow_id: string;
+            /** @description Left out when none was given. */
+            title?: string;
+            /** Format: date-time */
+            generated_at: string;
+            totals: {
+                /** @description Distinct agents (node ids) that ran an execution. */
+                agents: number;
+                /** @description First start to last end; null while an execution has not ended. */
+                duration_ms: number | null;
+                cost_usd: null;
+            };
+            /** @description Every execution of the workflow, oldest first. */
+            nodes: {
+                /** @description The execution id. */
+                id: string;
+                /** @description The node id that ran it. */
+                agent: string;
+                /** @description The function name. */
+                func: string;
+                status: string;
+                /** @description Empty before the execution started. */
+                started_at: "" | string;
+                /** @description Empty while the execution has not ended. */
+                ended_at: "" | string;
+                duration_ms: number | null;
+                cost_usd: null;
+                model: null;
+                /** @description Pretty JSON cut at 2048 characters plus "\n… [truncated]", `"[redacted]"` when redacted, `""` when there is none. */
+                input_preview: string;
+                /** @description Pretty JSON cut at 2048 characters plus "\n… [truncated]", `"[redacted]"` when redacted, `""` when there is none. */
+                output_preview: string;
+                /** @description The error message (cut like a preview, `"[redacted]"` when redacted); null without one. */
+                error: string | null;
+            }[];
+            /** @description Parent → child execution ids. */
+            edges: {
+                from: string;
+                to: string;
+            }[];
+        };
+        PublishedShare: {
+            /** @description The docs site's share id. */
+            id: string;
+            /** @description The permalink the docs site gave. */
+            url: string;
         };
     };
     responses: never;
@@ -14901,6 +15001,256 @@ export interface operations {
             };
             /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
             401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getWorkflowRunBundle: {
+        parameters: {
+            query?: {
+                /** @description Replace every input, output and error text by `"[redacted]"`, keeping the graph, statuses and times. Default `true`: a share is public, so inputs and outputs leave only when asked for. */
+                redact?: "true" | "false";
+                title?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The workflow id, as in GET /api/v1/workflows/{workflow_id}/dag. */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run bundle. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "version": 1,
+                     *       "workflow_id": "wf_report_42",
+                     *       "title": "Quarterly report",
+                     *       "generated_at": "2026-11-27T10:02:11.204Z",
+                     *       "totals": {
+                     *         "agents": 2,
+                     *         "duration_ms": 412,
+                     *         "cost_usd": null
+                     *       },
+                     *       "nodes": [
+                     *         {
+                     *           "id": "exec_3v8b1n6r4t9c2d7f5k0m3q8w1x",
+                     *           "agent": "planner",
+                     *           "func": "plan_report",
+                     *           "status": "succeeded",
+                     *           "started_at": "2026-11-27T10:01:02.104Z",
+                     *           "ended_at": "2026-11-27T10:01:02.516Z",
+                     *           "duration_ms": 412,
+                     *           "cost_usd": null,
+                     *           "model": null,
+                     *           "input_preview": "{\n    \"quarter\": \"Q3\"\n}",
+                     *           "output_preview": "{\n    \"sections\": 4\n}",
+                     *           "error": null
+                     *         },
+                     *         {
+                     *           "id": "exec_7k2m9p4q1r8s3t6v0w5x1y4z8b",
+                     *           "agent": "hello-agent",
+                     *           "func": "summarize",
+                     *           "status": "failed",
+                     *           "started_at": "2026-11-27T10:01:02.210Z",
+                     *           "ended_at": "2026-11-27T10:01:02.224Z",
+                     *           "duration_ms": 14,
+                     *           "cost_usd": null,
+                     *           "model": null,
+                     *           "input_preview": "{\n    \"text\": \"Revenue rose 4%\"\n}",
+                     *           "output_preview": "",
+                     *           "error": "model quota exceeded"
+                     *         }
+                     *       ],
+                     *       "edges": [
+                     *         {
+                     *           "from": "exec_3v8b1n6r4t9c2d7f5k0m3q8w1x",
+                     *           "to": "exec_7k2m9p4q1r8s3t6v0w5x1y4z8b"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RunBundle"];
+                };
+            };
+            /** @description `invalid_request`: The workflow id is over 256 characters or not printable ASCII. `invalid_request`: redact is not `true` or `false`, the title is too long or holds control characters, or the query has another parameter. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No execution belongs to the workflow. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The workflow has more than 2000 executions, the most a run bundle holds (the docs site's limit); it is refused rather than cut. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    shareWorkflowRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The workflow id, as in GET /api/v1/workflows/{workflow_id}/dag. */
+                workflow_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON object; `{}` for the defaults. At most 16384 bytes, nested at most 64 levels. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "title": "Quarterly report",
+                 *       "redact": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["ShareRequest"];
+            };
+        };
+        responses: {
+            /** @description Published; Location is the permalink. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    /** @description The permalink. */
+                    Location: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "run_01jdy5z3m7q8r9s0t1v2w3x4y5",
+                     *       "url": "https://docs.example.com/s/run_01jdy5z3m7q8r9s0t1v2w3x4y5"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PublishedShare"];
+                };
+            };
+            /** @description `invalid_request`: The body is missing or not an object, has a member other than title and redact, redact is not a boolean, or the title is too long or holds control characters. `invalid_request`: The body is not JSON, or not sent as application/json. `invalid_request`: The JSON is nested deeper than 64 levels of objects and arrays. */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `not_found`: No execution belongs to the workflow. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `conflict`: The workflow has more than 2000 executions, the most a run bundle holds (the docs site's limit); it is refused rather than cut. */
+            409: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over 16384 bytes (by Content-Length, or as counted for a chunked body). */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `upstream_unavailable`: The docs site could not be reached in time, refused the bundle (its answer is quoted), or answered without a permalink. */
+            502: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description `service_unavailable`: No docs site is configured: set SWITCHYARD_DOCS_URL. */
+            503: {
                 headers: {
                     "X-Request-ID": components["headers"]["RequestId"];
                     [name: string]: unknown;

@@ -1,5 +1,6 @@
 import { RUN_BUNDLE_LIMITS } from '../../contract/site-contract.ts';
 import { displayTitle, type RunNode, type RunShare } from './run-bundle.ts';
+import { layoutRunGraph, MAX_GRAPH_NODES, type RunGraphView, statusMark } from './run-graph.ts';
 
 /**
  * What the permalink page of a share shows, worked out here so the Astro page is markup only.
@@ -22,8 +23,10 @@ export interface RunShareView {
   showCost: boolean;
   showModel: boolean;
   edges: Array<{ from: EdgeEnd; to: EdgeEnd }>;
-  /** The nodes with an input, output or error to show. */
-  details: NodeView[];
+  /** The run drawn as a graph; undefined without executions or above the size drawn. */
+  graph?: RunGraphView;
+  /** Why there is no graph although the run has executions. */
+  graphOmitted?: string;
 }
 
 export interface NodeView {
@@ -33,6 +36,8 @@ export interface NodeView {
   agent: string;
   func: string;
   status: string;
+  /** A mark for the status (✓, ✗, …), so it reads without colour. */
+  mark: string;
   /** True while the execution has not reached a final status. */
   inProgress: boolean;
   started: string;
@@ -42,6 +47,9 @@ export interface NodeView {
   input?: string;
   output?: string;
   error?: string;
+  /** The executions that called this one and those it called, for its section. */
+  calledBy: EdgeEnd[];
+  calls: EdgeEnd[];
 }
 
 export interface EdgeEnd {
@@ -140,6 +148,7 @@ function nodeView(node: RunNode, index: number): NodeView {
     agent,
     func,
     status: node.status,
+    mark: statusMark(node.status),
     inProgress,
     started: formatTime(node.started_at),
     duration:
@@ -150,6 +159,8 @@ function nodeView(node: RunNode, index: number): NodeView {
         : formatDuration(node.duration_ms),
     cost: formatCost(node.cost_usd),
     model: node.model || NOT_REPORTED,
+    calledBy: [],
+    calls: [],
   };
   const input = previewText(node.input_preview);
   const output = previewText(node.output_preview);
@@ -173,6 +184,12 @@ export function runShareView(share: RunShare): RunShareView {
       label: node ? (node.agent === NOT_REPORTED ? node.func : `${node.agent}.${node.func}`) : executionId,
     };
   };
+  const edges = bundle.edges.map((edge) => ({ from: end(edge.from), to: end(edge.to) }));
+  for (const edge of edges) {
+    byId.get(edge.from.executionId)?.calls.push(edge.to);
+    byId.get(edge.to.executionId)?.calledBy.push(edge.from);
+  }
+  const graph = layoutRunGraph(nodes, bundle.edges);
   const statusCounts = new Map<string, number>();
   for (const node of bundle.nodes) statusCounts.set(node.status, (statusCounts.get(node.status) ?? 0) + 1);
   const counts = [...statusCounts].map(([status, count]) => `${count} ${status}`).join(', ');
@@ -191,9 +208,12 @@ export function runShareView(share: RunShare): RunShareView {
     nodes,
     showCost: bundle.nodes.some((node) => typeof node.cost_usd === 'number'),
     showModel: bundle.nodes.some((node) => typeof node.model === 'string' && node.model !== ''),
-    edges: bundle.edges.map((edge) => ({ from: end(edge.from), to: end(edge.to) })),
-    details: nodes.filter(
-      (node) => node.input !== undefined || node.output !== undefined || node.error !== undefined,
-    ),
+    edges,
+    ...(graph ? { graph } : {}),
+    ...(!graph && nodes.length > MAX_GRAPH_NODES
+      ? {
+          graphOmitted: `The run has ${nodes.length.toLocaleString('en')} executions; runs of up to ${MAX_GRAPH_NODES} are drawn as a graph. Each execution is listed below.`,
+        }
+      : {}),
   };
 }

@@ -1,5 +1,6 @@
-import { type Dirent, readdirSync, readFileSync } from 'node:fs';
+import { type Dirent, existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Nodes } from 'mdast';
 import { parse as parseYaml } from 'yaml';
 import { splitFrontmatter } from './markdown-source.ts';
@@ -32,6 +33,9 @@ const GENERATED_PATHS = new Set([
 /** Path prefixes answered by the front server at run time (the site API and share permalinks). */
 const DYNAMIC_PREFIXES = ['/api/', '/s/', '/share/'];
 
+/** The site's static files (images, the favicon), served from the root as they are. */
+const PUBLIC_DIR = fileURLToPath(new URL('../../public', import.meta.url));
+
 interface ScannedPage {
   file: string;
   slug: string;
@@ -53,7 +57,7 @@ export function listMarkdownFiles(dir: string): string[] {
  * is one GFM renders as written, and every internal link points at a page (and heading) that
  * exists. Returns all problems, not just the first, so a writer fixes them in one pass.
  */
-export function checkContent(dir: string): ContentProblem[] {
+export function checkContent(dir: string, publicDir: string = PUBLIC_DIR): ContentProblem[] {
   const problems: ContentProblem[] = [];
   const pages = new Map<string, ScannedPage>();
   // Paths read best relative to where the build runs, unless the corpus lives elsewhere (fixtures).
@@ -70,7 +74,11 @@ export function checkContent(dir: string): ContentProblem[] {
     const offset = source.slice(0, source.indexOf(body)).split('\n').length - 1;
     const anchors = new Set(collectHeadings(tree).map((heading) => heading.id));
     const links = collectLinks(tree).map((link) => ({ ...link, line: link.line + offset }));
-    for (const problem of [...checkTables(tree, body), ...checkFences(tree, body, offset)]) {
+    for (const problem of [
+      ...checkTables(tree, body),
+      ...checkFences(tree, body, offset),
+      ...checkImages(tree, publicDir),
+    ]) {
       problems.push({ file, line: problem.line + offset, message: problem.message });
     }
     pages.set(relative.replace(/\.md$/, ''), { file, slug: relative.replace(/\.md$/, ''), anchors, links });
@@ -183,6 +191,28 @@ function checkFences(tree: Nodes, body: string, offset: number): { line: number;
         return;
       }
       return;
+    }
+    if ('children' in node) for (const child of node.children as Nodes[]) walk(child);
+  };
+  walk(tree);
+  return problems;
+}
+
+/**
+ * Images the site serves itself (a path from the root) must be files in its public directory:
+ * a missing one renders as a broken picture and fails no other check.
+ */
+function checkImages(tree: Nodes, publicDir: string): { line: number; message: string }[] {
+  const problems: { line: number; message: string }[] = [];
+  const walk = (node: Nodes): void => {
+    if (node.type === 'image' && node.url.startsWith('/') && !node.url.startsWith('//')) {
+      const pathname = decodeURIComponent(new URL(node.url, 'http://site').pathname);
+      if (!existsSync(path.join(publicDir, pathname))) {
+        problems.push({
+          line: node.position?.start.line ?? 0,
+          message: `missing image "${node.url}": no file ${pathname} in the site's public directory`,
+        });
+      }
     }
     if ('children' in node) for (const child of node.children as Nodes[]) walk(child);
   };

@@ -271,6 +271,24 @@ describe('POST /api/v1/shares', () => {
     }
   });
 
+  it('draws the run as a graph: one box per execution linking to its section, one arrow per call, no script', async () => {
+    const { url } = (await publish(json(bundle()))).json();
+    const html = (await request(url)).text;
+    const graph = /<svg[^>]*class="run-graph-svg"[\s\S]*?<\/svg>/.exec(html)?.[0];
+    expect(graph, 'an SVG graph').toBeDefined();
+    const links = [...graph!.matchAll(/<a href="#([^"]+)" class="run-graph-node status-(\w+)"/g)];
+    expect(links.map((link) => [link[1], link[2]])).toEqual([
+      ['node-ex_triage', 'succeeded'],
+      ['node-ex_refund', 'failed'],
+      ['node-ex_notify', 'succeeded'],
+    ]);
+    for (const [, anchor] of links) expect(html).toContain(`id="${anchor}"`);
+    expect(graph!.match(/class="run-graph-edge"/g)).toHaveLength(2);
+    // Each status is written out, not only coloured.
+    expect(graph).toContain('✗ failed');
+    expect(graph).not.toContain('<script');
+  });
+
   it('compresses the permalink page for a client that accepts brotli or gzip (issue 8)', async () => {
     const { id } = (await publish(json(bundle()))).json();
     for (const coding of ['br', 'gzip'] as const) {

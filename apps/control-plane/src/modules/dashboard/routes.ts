@@ -103,6 +103,8 @@ async function serve(
   missing: () => Promise<void> | void,
 ): Promise<void> {
   let sent: string | undefined;
+  // The answer depends on Accept-Encoding whenever the build holds compressed copies.
+  ctx.vary('Accept-Encoding');
   try {
     sent = await send(ctx, file, {
       root,

@@ -2,7 +2,7 @@ import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { timeInRange } from '../../platform/http/timestamps.ts';
 import { type ExecutionRow, type ExecutionStatus, iso, statusRecord } from './records.ts';
-import { findExecutions, listExecutions, workflowExecutions } from './repository.ts';
+import { findExecutions, listExecutions, workflowExecutions, workflowPayloads } from './repository.ts';
 import { ExecutionIdSchema } from './schemas.ts';
 
 /** Largest result a list record carries; larger ones say `result_truncated` (GET by id has it). */
@@ -46,7 +46,7 @@ export interface ListQuery {
   cursor?: string;
 }
 
-/** Reads, for people and dashboards: the list, batches of records, and workflow DAGs. */
+/** Reads, for people and dashboards: the list, batches of records, workflow DAGs and their payloads. */
 export function createExecutionQueries(db: Knex) {
   return {
     async list(query: ListQuery) {
@@ -123,7 +123,36 @@ export function createExecutionQueries(db: Knex) {
         edges,
       };
     },
+
+    /**
+     * The function name, input, result and error of the workflow's first `limit` executions
+     * (the DAG's order), keyed by execution id: input and result as pretty JSON, each text cut to
+     * at most `chars + 1` characters in the database so the caller can tell a cut one.
+     */
+    async payloads(workflowId: string, options: { chars: number; limit: number }) {
+      const rows = await workflowPayloads(db, workflowId, options.chars, options.limit);
+      const byId = new Map<string, ExecutionPayload>();
+      for (const row of rows) {
+        byId.set(row.execution_id, {
+          function_name: row.function_name,
+          input: row.input_text,
+          result: row.result_text,
+          error: row.error_text,
+        });
+      }
+      return byId;
+    },
   };
+}
+
+/** What one execution took and gave, as text cut in the database (see ExecutionQueries.payloads). */
+export interface ExecutionPayload {
+  function_name: string;
+  /** Pretty JSON; null only for a row without one (never for input). */
+  input: string | null;
+  /** Pretty JSON of the result; null while there is none. */
+  result: string | null;
+  error: string | null;
 }
 
 export type ExecutionQueries = ReturnType<typeof createExecutionQueries>;

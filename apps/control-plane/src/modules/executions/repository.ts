@@ -628,3 +628,32 @@ export async function workflowExecutions(db: Executor, workflowId: string, limit
     ])
     .limit(limit + 1);
 }
+
+/**
+ * What each execution of a workflow took and gave, as the run bundle previews it: the input and
+ * result as pretty JSON cut to `chars + 1` characters (one over, so the caller sees the cut), the
+ * error text likewise. PostgreSQL pretty-prints and cuts, so a result of megabytes never leaves
+ * the database; jsonb_pretty indents by four spaces and orders keys as jsonb stores them.
+ */
+export async function workflowPayloads(db: Executor, workflowId: string, chars: number, limit: number) {
+  return (await db(TABLE)
+    .select(
+      'execution_id',
+      'function_name',
+      db.raw('left(jsonb_pretty(input), ?) as input_text', [chars + 1]),
+      db.raw('left(jsonb_pretty(result), ?) as result_text', [chars + 1]),
+      db.raw('left(error, ?) as error_text', [chars + 1]),
+    )
+    .where({ workflow_id: workflowId })
+    .orderBy([
+      { column: 'created_at', order: 'asc' },
+      { column: 'execution_id', order: 'asc' },
+    ])
+    .limit(limit)) as Array<{
+    execution_id: string;
+    function_name: string;
+    input_text: string | null;
+    result_text: string | null;
+    error_text: string | null;
+  }>;
+}
