@@ -7,14 +7,14 @@
  * error (a CSP violation is one). Screenshots go to tests/browser/.screenshots/ (ops-*).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seriousAxeViolations } from '../support/axe.ts';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
@@ -24,7 +24,6 @@ import { freePort } from '../support/free-port.ts';
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
 const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const RUN = randomBytes(3).toString('hex');
 const exampleAgent = `ops-${RUN}`;
 
@@ -152,15 +151,9 @@ async function close(page: Page, expected: RegExp[] = []): Promise<void> {
   expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
 }
 
+/** axe-core's serious and critical violations on the page as it is now, one line each. */
 async function seriousViolations(page: Page): Promise<string[]> {
-  // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
-  });
+  return (await seriousAxeViolations(page)).map((v) => `${v.id}: ${v.help} (${v.targets.join(', ')})`);
 }
 
 describe('memory', () => {
