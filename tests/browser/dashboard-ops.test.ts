@@ -319,7 +319,8 @@ describe('webhooks', () => {
       return dead_letters.some((letter: any) => letter.execution_id === id) ? true : undefined;
     });
     const page = await open('webhooks');
-    const card = page.locator('.card', { hasText: id });
+    const queue = page.getByRole('list', { name: 'Dead-lettered webhooks' });
+    const card = queue.locator('.card', { hasText: id });
     await card.waitFor();
     expect(await card.textContent()).toMatch(/Attempts2/);
     expect(await card.textContent()).toContain('503');
@@ -333,8 +334,11 @@ describe('webhooks', () => {
     expect(JSON.parse(received[2]!).execution_id).toBe(id);
     // Delivered, it leaves the dead-letter queue.
     await eventually('the delivered webhook leaves the list', async () =>
-      (await page.locator('.card', { hasText: id }).count()) === 0 ? true : undefined,
+      (await queue.locator('.card', { hasText: id }).count()) === 0 ? true : undefined,
     );
+    // The page keeps saying where the retried delivery went.
+    const retried = page.getByRole('list', { name: 'Retried from this page' });
+    expect(await retried.getByRole('link', { name: id }).getAttribute('href')).toBe(`/ui/executions/${id}`);
     await close(page);
   });
 });
@@ -438,6 +442,15 @@ describe('configuration', () => {
 });
 
 describe('operations pages at 1280 and 390 px, light and dark', () => {
+  beforeAll(async () => {
+    // A stored config of its own to open, whichever tests ran before.
+    const response = await fetch(`${controlPlane.url}/api/v1/configs/agent-notes`, {
+      method: 'PUT',
+      headers: { 'content-type': 'text/yaml' },
+      body: 'notes:\n  - a line long enough to need wrapping or scrolling on a narrow screen, as configs do\n',
+    });
+    expect(response.ok).toBe(true);
+  });
   const pages = [
     { name: 'memory', ready: 'Keys' },
     { name: 'discovery', ready: 'Discovery' },
@@ -459,7 +472,7 @@ describe('operations pages at 1280 and 390 px, light and dark', () => {
             await page.locator('[data-watch="live"]').waitFor();
           }
           if (entry.name === 'configuration') {
-            await page.getByRole('button', { name: /control-plane/ }).click();
+            await page.getByRole('button', { name: /agent-notes/ }).click();
             await page.getByRole('heading', { name: 'Versions' }).waitFor();
           }
           const overflow = await page.evaluate(

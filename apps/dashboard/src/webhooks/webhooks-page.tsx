@@ -1,6 +1,7 @@
 import { type components, unwrap } from '@switchyard/client';
 import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-query';
 import { Link } from '@tanstack/react-router';
+import { useState } from 'react';
 import { EmptyState } from '../components/empty-state.tsx';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
@@ -35,7 +36,15 @@ function useDeadLetters() {
   });
 }
 
-function DeadLetterCard({ letter }: { letter: DeadLetter }) {
+type Retried = DeadLetter & { retried_at: string };
+
+function DeadLetterCard({
+  letter,
+  onRetried,
+}: {
+  letter: DeadLetter;
+  onRetried(delivery: DeadLetter): void;
+}) {
   const { client } = useConnection();
   const queryClient = useQueryClient();
   const retry = useMutation({
@@ -45,7 +54,10 @@ function DeadLetterCard({ letter }: { letter: DeadLetter }) {
           params: { path: { execution_id: letter.execution_id } },
         }),
       ),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: DEAD_LETTERS_KEY }),
+    onSuccess: (delivery) => {
+      onRetried(delivery);
+      return queryClient.invalidateQueries({ queryKey: DEAD_LETTERS_KEY });
+    },
   });
   return (
     <li className="card">
@@ -93,16 +105,6 @@ function DeadLetterCard({ letter }: { letter: DeadLetter }) {
         </div>
       </dl>
       {retry.error ? <ProblemMessage error={retry.error} context="The retry was refused" /> : null}
-      {retry.isSuccess ? (
-        <p className="muted" role="status">
-          Delivery {retry.data.delivery_id} is {retry.data.status}; it leaves this list once sent. Its
-          attempts show on the{' '}
-          <Link to="/executions/$executionId" params={{ executionId: letter.execution_id }}>
-            execution's page
-          </Link>
-          .
-        </p>
-      ) : null}
     </li>
   );
 }
@@ -118,6 +120,10 @@ export function WebhooksPage() {
     if (event.stream === 'executions') refreshOnEvent(queryClient, DEAD_LETTERS_KEY);
   });
   const all = letters.data?.pages.flatMap((page) => page.dead_letters) ?? [];
+  // Retried deliveries leave the queue at once; this page keeps saying where they went.
+  const [retried, setRetried] = useState<Retried[]>([]);
+  const onRetried = (delivery: DeadLetter) =>
+    setRetried((was) => [{ ...delivery, retried_at: new Date().toISOString() }, ...was]);
   return (
     <>
       <div className="page-head">
@@ -128,6 +134,23 @@ export function WebhooksPage() {
         Deliveries of execution webhooks whose every attempt failed. Fix the receiver, then retry: the
         delivery is sent again with the same delivery id.
       </p>
+      {retried.length > 0 ? (
+        <ul className="plain-list" aria-label="Retried from this page">
+          {retried.map((delivery) => (
+            <li key={`${delivery.delivery_id} ${delivery.retried_at}`} className="card" role="status">
+              Retried <RelativeTime iso={delivery.retried_at} />: the {delivery.event} webhook of{' '}
+              <Link
+                to="/executions/$executionId"
+                params={{ executionId: delivery.execution_id }}
+                className="mono"
+              >
+                {delivery.execution_id}
+              </Link>{' '}
+              is being sent again; its attempts show on the execution's page.
+            </li>
+          ))}
+        </ul>
+      ) : null}
       {letters.error ? (
         <ProblemMessage error={letters.error} context="Could not list the dead letters" />
       ) : null}
@@ -143,7 +166,7 @@ export function WebhooksPage() {
       {all.length > 0 ? (
         <ul className="plain-list" aria-label="Dead-lettered webhooks">
           {all.map((letter) => (
-            <DeadLetterCard key={letter.delivery_id} letter={letter} />
+            <DeadLetterCard key={letter.delivery_id} letter={letter} onRetried={onRetried} />
           ))}
         </ul>
       ) : null}
