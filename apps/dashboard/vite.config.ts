@@ -15,7 +15,10 @@ import { compression } from 'vite-plugin-compression2';
  */
 export default defineConfig({
   base: '/ui/',
-  plugins: [react(), compression({ algorithms: ['gzip', 'brotliCompress'], exclude: [/\.map$/], threshold: 1024 })],
+  plugins: [
+    react(),
+    compression({ algorithms: ['gzip', 'brotliCompress'], exclude: [/\.map$/], threshold: 1024 }),
+  ],
   build: {
     outDir: 'dist',
     assetsDir: 'assets',

@@ -156,7 +156,9 @@ const reference = await measure(REFERENCE_ROWS);
 const large = await measure(ROWS);
 const ms = (value) => `${value.toFixed(1)} ms`;
 console.log(`database: ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'}`);
-console.log('run        rows     loaded  first rows  page all   DOM rows  steps  step p50  step p95  step max');
+console.log(
+  'run        rows     loaded  first rows  page all   DOM rows  steps  step p50  step p95  step max',
+);
 for (const [name, r] of [
   ['reference', reference],
   ['large', large],

@@ -95,7 +95,10 @@ const reference = await buildReference();
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium' });
 try {
   const sizes = { dashboard: firstLoadBytes(DASHBOARD), reference: firstLoadBytes(reference.dist) };
-  const times = { reference: await paint(reference.dist, browser), dashboard: await paint(DASHBOARD, browser) };
+  const times = {
+    reference: await paint(reference.dist, browser),
+    dashboard: await paint(DASHBOARD, browser),
+  };
   const kib = (n) => `${(n / 1024).toFixed(1)} KiB`;
   console.log('build      JS raw      JS gzip    JS brotli  CSS gzip   FCP       heading shown');
   for (const name of ['reference', 'dashboard']) {

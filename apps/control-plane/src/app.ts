@@ -224,7 +224,7 @@ export function createApp(deps: AppDeps): Koa {
       service: createShareService({
         queries: runtime.executions.queries,
         docsSite: createDocsSiteClient({
-          docsUrl: () => config.shares.docsUrl,
+          docsUrl: () => config.shares.publishUrl ?? config.shares.docsUrl,
           timeoutMs: config.shares.publishTimeoutMs,
         }),
         clock,

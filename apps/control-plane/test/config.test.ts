@@ -140,7 +140,7 @@ describe('loadConfig defaults', () => {
         cacheTtlMs: 30_000,
       },
       dashboard: { dir: undefined },
-      shares: { docsUrl: undefined, publishTimeoutMs: 10_000 },
+      shares: { docsUrl: undefined, publishUrl: undefined, publishTimeoutMs: 10_000 },
       configSource: 'file',
     });
     expect(defaultConfig()).toEqual(config);

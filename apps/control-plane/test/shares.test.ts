@@ -321,6 +321,23 @@ describe('POST /api/ui/v1/workflows/{workflow_id}/share', () => {
     ]);
   });
 
+  it('publishes through shares.publish_url when the public docs address is not reachable from here', async () => {
+    const site = await docsSite((_req, res) => {
+      res.writeHead(201, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ id: 'run_03', url: 'https://docs.example/s/run_03' }));
+    });
+    cp.config.shares.docsUrl = await closedPort();
+    cp.config.shares.publishUrl = site.url;
+    try {
+      const res = await share(WORKFLOW, {});
+      expect(res.status).toBe(201);
+      expect(res.body).toEqual({ id: 'run_03', url: 'https://docs.example/s/run_03' });
+      expect(site.received).toHaveLength(1);
+    } finally {
+      cp.config.shares.publishUrl = undefined;
+    }
+  });
+
   it('answers 503 naming the variable to set when no docs site is configured', async () => {
     cp.config.shares.docsUrl = undefined;
     const res = await share(WORKFLOW, {});

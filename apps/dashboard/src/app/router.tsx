@@ -1,10 +1,11 @@
-import { createRootRoute, createRoute, createRouter, Link } from '@tanstack/react-router';
+import { createRootRoute, createRoute, createRouter, Link, lazyRouteComponent } from '@tanstack/react-router';
 import { validateExecutionFilters } from '../executions/execution-filters.ts';
 import { ExecutionPage } from '../executions/execution-page.tsx';
 import { ExecutionsPage } from '../executions/executions-page.tsx';
 import { NodePage } from '../nodes/node-page.tsx';
 import { NodesPage } from '../nodes/nodes-page.tsx';
 import { OverviewPage } from '../overview/overview-page.tsx';
+import { WorkflowsPage } from '../workflows/workflows-page.tsx';
 import { opsRoutes } from './ops-routes.ts';
 import { Shell } from './shell.tsx';
 
@@ -49,12 +50,27 @@ const executionRoute = createRoute({
   component: ExecutionPage,
 });
 
+const workflowsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/workflows',
+  component: WorkflowsPage,
+});
+
+// Loaded on first visit: the graph (xyflow) and its layout engine are the app's largest code.
+const workflowRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/workflows/$workflowId',
+  component: lazyRouteComponent(() => import('../workflows/workflow-page.tsx'), 'WorkflowPage'),
+});
+
 const routeTree = rootRoute.addChildren([
   indexRoute,
   nodesRoute,
   nodeRoute,
   executionsRoute,
   executionRoute,
+  workflowsRoute,
+  workflowRoute,
   ...opsRoutes(rootRoute),
 ]);
 

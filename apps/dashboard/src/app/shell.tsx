@@ -13,6 +13,7 @@ const NAV = [
   { to: '/', label: 'Overview' },
   { to: '/nodes', label: 'Nodes' },
   { to: '/executions', label: 'Executions' },
+  { to: '/workflows', label: 'Workflows' },
   ...OPS_PAGES,
 ] as const;
 

@@ -188,7 +188,7 @@ export function ExecutionPage() {
               </Link>
             </Fact>
             <Fact label="Workflow">
-              <Link to="/executions" search={{ workflow_id: record.workflow_id }} className="mono">
+              <Link to="/workflows/$workflowId" params={{ workflowId: record.workflow_id }} className="mono">
                 {record.workflow_id}
               </Link>
             </Fact>

@@ -82,9 +82,11 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
                 <Command.Item
                   value={`workflow ${id}`}
                   forceMount
-                  onSelect={() => go(() => navigate({ to: '/executions', search: { workflow_id: id } }))}
+                  onSelect={() =>
+                    go(() => navigate({ to: '/workflows/$workflowId', params: { workflowId: id } }))
+                  }
                 >
-                  Executions of workflow {id}
+                  Workflow {id}
                 </Command.Item>
               </Command.Group>
             ) : null}
@@ -100,6 +102,9 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
                 onSelect={() => go(() => navigate({ to: '/executions' }))}
               >
                 Executions
+              </Command.Item>
+              <Command.Item value="page workflows" onSelect={() => go(() => navigate({ to: '/workflows' }))}>
+                Workflows
               </Command.Item>
               {OPS_PAGES.map((page) => (
                 <Command.Item

@@ -36,6 +36,15 @@ export const shareSettings = {
     meaning:
       'Base URL of the docs site that publishes shared runs (`POST {url}/api/v1/shares`); unset, sharing answers 503. The variable (not the file key) is also the base of `documentation_url` in problems.',
   }),
+  publishUrl: setting({
+    key: 'shares.publish_url',
+    env: 'SWITCHYARD_SHARES_PUBLISH_URL',
+    schema: siteUrlSetting(),
+    default: undefined,
+    fromDatabase: false,
+    meaning:
+      "Where the control plane reaches the docs site to publish, when its public address (shares.docs_url) is not reachable from the control plane's network, e.g. http://docs:4321 between containers; unset means shares.docs_url.",
+  }),
   publishTimeoutMs: setting({
     key: 'shares.publish_timeout',
     env: 'SWITCHYARD_SHARES_PUBLISH_TIMEOUT',

@@ -1,0 +1,474 @@
+/**
+ * The dashboard's workflow pages at /ui/workflows, in Chromium, against the real control plane
+ * (its build, run as a process, serving apps/dashboard/dist under its Content-Security-Policy)
+ * with real agents on 127.0.0.1: the docs' example agent and a planner agent whose `plan` calls
+ * children through the control plane with X-Parent-Execution-ID, the way SDKs do, and whose `step`
+ * answers only when the test lets it. The workflow page must draw one graph box per execution with
+ * its status, follow a running workflow without a reload, open an execution from its box, lay its
+ * graph out in a bundled worker without any CSP violation, fit 390 px, read in light and dark and
+ * pass axe-core without serious or critical violations. Screenshots at 1280 and 390 px, light and
+ * dark, go to tests/browser/.screenshots/.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
+import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { eventually, GiveUp } from '../support/eventually.ts';
+import { freePort } from '../support/free-port.ts';
+
+const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
+const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
+const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const RUN = randomBytes(3).toString('hex');
+
+let browser: Browser;
+let controlPlane: ControlPlaneProcess;
+let dataDir: string;
+const processes: RunningProcess[] = [];
+const servers: Server[] = [];
+
+async function api(method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
+  const response = await fetch(url, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${url} answered ${response.status}: ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
+  const server = createServer(handler);
+  servers.push(server);
+  await new Promise<void>((ready) => server.listen(0, '127.0.0.1', ready));
+  const address = server.address();
+  if (!address || typeof address === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+async function readJson(req: IncomingMessage): Promise<any> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? JSON.parse(text) : {};
+}
+
+/** Runs the docs' example agent and waits until the control plane reports it ready. */
+async function startExampleAgent(url: string, id: string): Promise<void> {
+  const agent = startNode([EXAMPLE_AGENT], {
+    env: {
+      PATH: process.env.PATH,
+      CONTROL_PLANE_URL: url,
+      AGENT_PORT: String(await freePort()),
+      AGENT_ID: id,
+    },
+  });
+  processes.push(agent);
+  await eventually(
+    `precondition: agent ${id} turns ready`,
+    async () => {
+      if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
+      const response = await fetch(`${url}/api/v1/nodes/${id}`);
+      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
+    },
+    () => agent.output(),
+  );
+}
+
+/**
+ * The planner: `plan` calls the example agent's summarize synchronously and its own `step` on the
+ * async lane, both as children of the execution it runs (X-Parent-Execution-ID, from the
+ * X-Execution-ID the control plane sent it), then answers with their ids. `step` answers only when
+ * the test releases it. It registers, heartbeats and reports ready like an SDK would.
+ */
+async function startPlannerAgent(url: string, id: string, summarizer: string) {
+  const held = new Set<ServerResponse>();
+  const baseUrl = await listen(async (req, res) => {
+    const send = (status: number, body: unknown) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.method === 'GET' && req.url === '/health') return send(200, { status: 'ok' });
+    if (req.method === 'POST' && req.url === '/reasoners/plan') {
+      const input = await readJson(req);
+      const parent = { 'X-Parent-Execution-ID': String(req.headers['x-execution-id']) };
+      try {
+        const summary = await api(
+          'POST',
+          `${url}/api/v1/execute/${summarizer}.summarize`,
+          { input: { text: String(input.text ?? 'Plan. Act.') } },
+          parent,
+        );
+        const step = await api('POST', `${url}/api/v1/execute/async/${id}.step`, { input: {} }, parent);
+        return send(200, { summary: summary.execution_id, step: step.execution_id });
+      } catch (error) {
+        return send(500, { error: String(error) });
+      }
+    }
+    if (req.method === 'POST' && req.url === '/reasoners/step') {
+      req.resume();
+      held.add(res);
+      res.on('close', () => held.delete(res));
+      return;
+    }
+    if (req.method === 'POST' && req.url?.endsWith('/cancel')) return send(200, { cancelled: true });
+    return send(404, { error: 'unknown' });
+  });
+  const fn = (name: string) => ({ id: name, input_schema: { type: 'object' }, tags: ['test'] });
+  await api('POST', `${url}/api/v1/nodes/register`, {
+    id,
+    version: '1.0.0',
+    base_url: baseUrl,
+    deployment_type: 'long_running',
+    reasoners: [fn('plan'), fn('step')],
+    skills: [],
+  });
+  await api('POST', `${url}/api/v1/nodes/${id}/heartbeat`, { status: 'starting', version: '1.0.0' });
+  await api('POST', `${url}/api/v1/nodes/${id}/lifecycle/status`, { status: 'ready' });
+  const beat = setInterval(() => {
+    void api('POST', `${url}/api/v1/nodes/${id}/heartbeat`, { status: 'ready', version: '1.0.0' }).catch(
+      () => {},
+    );
+  }, 2_000);
+  return {
+    /** Answers every `step` call waiting so far. */
+    release() {
+      for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
+    },
+    held: () => held.size,
+    stop: () => clearInterval(beat),
+  };
+}
+
+const summarizer = `hello-${RUN}`;
+const plannerId = `planner-${RUN}`;
+let planner: Awaited<ReturnType<typeof startPlannerAgent>>;
+
+interface Workflow {
+  workflowId: string;
+  root: string;
+  summary: string;
+  step: string;
+}
+
+/** Runs `plan` in a workflow of its own and waits until its step child is running. */
+async function runWorkflow(name: string): Promise<Workflow> {
+  const workflowId = `wf-${name}-${RUN}`;
+  const root = await api(
+    'POST',
+    `${controlPlane.url}/api/v1/execute/${plannerId}.plan`,
+    { input: { text: `Plan ${name}. Then act.` } },
+    { 'X-Workflow-ID': workflowId },
+  );
+  const { summary, step } = root.result;
+  await eventually(`precondition: the step of ${name} runs`, async () => {
+    const record = await api('GET', `${controlPlane.url}/api/v1/executions/${step}`);
+    return record.status === 'running' ? true : undefined;
+  });
+  return { workflowId, root: root.execution_id, summary, step };
+}
+
+let finished: Workflow;
+
+beforeAll(async () => {
+  if (!existsSync(path.join(DIST, 'index.html'))) {
+    throw new Error(`No dashboard build at ${DIST}: run \`npm run build -w @switchyard/dashboard\` first.`);
+  }
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-workflows-'));
+  controlPlane = await startControlPlaneProcess({ dir: dataDir, databaseUrl: undefined });
+  await startExampleAgent(controlPlane.url, summarizer);
+  planner = await startPlannerAgent(controlPlane.url, plannerId, summarizer);
+  // One workflow that has finished, for the screenshots and the index.
+  finished = await runWorkflow('done');
+  planner.release();
+  await eventually('precondition: the finished workflow has finished', async () => {
+    const record = await api('GET', `${controlPlane.url}/api/v1/executions/${finished.step}`);
+    return record.status === 'succeeded' ? true : undefined;
+  });
+  browser = await launchChromium();
+}, CHROMIUM_INSTALL_TIMEOUT_MS);
+
+afterAll(async () => {
+  planner?.stop();
+  await browser?.close();
+  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+  for (const server of servers) server.closeAllConnections();
+  await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
+  await controlPlane?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Uncaught errors and console errors (CSP violations among them) of each open page. */
+const problems = new WeakMap<Page, string[]>();
+
+async function open(url: string, options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
+  const page = await context.newPage();
+  const list: string[] = [];
+  problems.set(page, list);
+  page.on('pageerror', (error) => list.push(`uncaught: ${error.message}`));
+  page.on('console', (message) => {
+    if (message.type() === 'error') list.push(`console error: ${message.text()}`);
+  });
+  // The page reports CSP violations as events too, including those of its workers.
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (event) =>
+      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
+    );
+  });
+  await page.goto(url);
+  return page;
+}
+
+async function close(page: Page): Promise<void> {
+  const seen = problems.get(page);
+  await page.context().close();
+  expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
+}
+
+const ui = (route = '') => `${controlPlane.url}/ui/${route}`;
+
+/** Status of every graph box, by execution id. */
+async function graphStatuses(page: Page): Promise<Record<string, string>> {
+  return page
+    .locator('.dag-node')
+    .evaluateAll((boxes) =>
+      Object.fromEntries(
+        boxes.map((box) => [box.getAttribute('data-execution-id'), box.getAttribute('data-status')]),
+      ),
+    );
+}
+
+describe('the workflow page', () => {
+  it('draws one box per execution with its status, and a running child that finishes turns succeeded without a reload', async () => {
+    const run = await runWorkflow('live');
+    const page = await open(ui(`workflows/${encodeURIComponent(run.workflowId)}`));
+    await page.locator('.dag-node').nth(2).waitFor();
+    expect(await graphStatuses(page)).toEqual({
+      [run.root]: 'succeeded',
+      [run.summary]: 'succeeded',
+      [run.step]: 'running',
+    });
+    // The status is written, not only coloured, and the box says what ran.
+    const stepBox = page.locator(`.dag-node[data-execution-id="${run.step}"]`);
+    expect(await stepBox.textContent()).toContain(`${plannerId}.step`);
+    expect(await stepBox.locator('.badge').textContent()).toBe('running');
+    // Two edges: the root to each child.
+    expect(await page.locator('.react-flow__edge').count()).toBe(2);
+    // The timeline has a row per execution, with a bar for each that started.
+    const timeline = page.getByTestId('workflow-timeline');
+    expect(await timeline.locator('.gantt-row').count()).toBe(3);
+    expect(await timeline.locator('.gantt-bar').count()).toBe(3);
+    await expect
+      .poll(() => timeline.locator(`[data-execution-id="${run.step}"] .gantt-status`).textContent())
+      .toMatch(/running · .* so far/);
+
+    await page.evaluate(() => {
+      (window as any).notReloaded = true;
+    });
+    planner.release();
+    await page.locator(`.dag-node[data-execution-id="${run.step}"][data-status="succeeded"]`).waitFor({
+      timeout: 10_000,
+    });
+    expect(await page.evaluate(() => (window as any).notReloaded)).toBe(true);
+    expect(await stepBox.locator('.badge').textContent()).toBe('succeeded');
+    await timeline.locator(`.gantt-bar[data-status="succeeded"]`).nth(2).waitFor();
+    await page.getByTestId('workflow-summary').getByText('finished').waitFor();
+    await close(page);
+  });
+
+  it('opens an execution from its box, by click and by keyboard', async () => {
+    const page = await open(ui(`workflows/${finished.workflowId}`));
+    await page.locator(`.dag-node[data-execution-id="${finished.summary}"]`).click();
+    await page.waitForURL(`**/ui/executions/${finished.summary}`);
+    await page.getByRole('heading', { name: finished.summary }).waitFor();
+    // The execution page's workflow id leads back to the graph.
+    await page.getByRole('link', { name: finished.workflowId }).click();
+    await page.waitForURL(`**/ui/workflows/${finished.workflowId}`);
+    await page.locator('.dag-node').nth(2).waitFor();
+    // Tab reaches every box in turn; the focused one is outlined, and Enter opens it.
+    const focused: string[] = [];
+    for (let i = 0; i < 40 && focused.length < 3; i++) {
+      await page.keyboard.press('Tab');
+      const id = await page.evaluate(() =>
+        document.activeElement?.classList.contains('dag-node')
+          ? document.activeElement.getAttribute('data-execution-id')
+          : null,
+      );
+      if (id) {
+        expect(await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle)).not.toBe(
+          'none',
+        );
+        focused.push(id);
+      }
+    }
+    expect(new Set(focused)).toEqual(new Set([finished.root, finished.summary, finished.step]));
+    await page.keyboard.press('Enter');
+    await page.waitForURL(`**/ui/executions/${focused[2]}`);
+    await close(page);
+  });
+
+  it('says so when no execution belongs to the workflow', async () => {
+    const page = await open(ui(`workflows/no-such-workflow-${RUN}`));
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain(`No execution belongs to workflow "no-such-workflow-${RUN}"`);
+    // The 404 the page asked for is the console's one expected error line.
+    const seen = problems.get(page)!;
+    problems.set(page, []);
+    await close(page);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen.every((line) => line.includes('404'))).toBe(true);
+  });
+});
+
+describe('the workflows index', () => {
+  it('lists recent workflows by their root target and opens one by id', async () => {
+    const page = await open(ui('workflows'));
+    const list = page.getByRole('list', { name: 'Recent workflows' });
+    const item = list.getByRole('listitem').filter({ hasText: finished.workflowId });
+    await item.waitFor();
+    expect(await item.textContent()).toContain(`${plannerId}.plan`);
+    // A workflow that starts while the page is open joins the list without a reload.
+    const late = await runWorkflow('late');
+    planner.release();
+    await list.getByRole('listitem').filter({ hasText: late.workflowId }).waitFor({ timeout: 10_000 });
+    await page.getByLabel('Workflow id').fill(finished.workflowId);
+    await page.getByRole('button', { name: 'Open' }).click();
+    await page.waitForURL(`**/ui/workflows/${finished.workflowId}`);
+    await page.locator('.dag-node').nth(2).waitFor();
+    await close(page);
+  });
+
+  it('is in the navigation and the Ctrl-K palette', async () => {
+    const page = await open(ui('nodes'));
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Workflows' }).click();
+    await page.waitForURL('**/ui/workflows');
+    await page.keyboard.press('Control+k');
+    await page.getByPlaceholder(/node, execution or workflow id/).fill(finished.workflowId);
+    await page.getByRole('option', { name: `Workflow ${finished.workflowId}` }).click();
+    await page.waitForURL(`**/ui/workflows/${finished.workflowId}`);
+    await page.locator('.dag-node').first().waitFor();
+    await close(page);
+  });
+});
+
+describe('a workflow of 500 executions', () => {
+  it('lays out in a worker, records how long it took, and draws only the boxes in view', async () => {
+    // A running parent and 499 local calls under it (reported the way SDKs report in-process
+    // calls), four children each: 500 executions, seven levels deep.
+    const run = await runWorkflow('big');
+    const ids = [run.step];
+    const report = (index: number) => {
+      const id = randomUUID();
+      ids[index] = id;
+      return api('POST', `${controlPlane.url}/api/v1/workflow/executions/events`, {
+        execution_id: id,
+        run_id: run.workflowId,
+        workflow_id: run.workflowId,
+        reasoner_id: `part_${index % 7}`,
+        agent_node_id: plannerId,
+        status: 'succeeded',
+        parent_execution_id: ids[Math.floor((index - 1) / 4)],
+        duration_ms: index,
+      });
+    };
+    // Parents come before their children: index i's parent is (i - 1) / 4, already reported.
+    for (let first = 1; first <= 497; first += 8) {
+      await Promise.all(Array.from({ length: Math.min(8, 498 - first) }, (_, k) => report(first + k)));
+    }
+    const { total_nodes } = await api('GET', `${controlPlane.url}/api/v1/workflows/${run.workflowId}/dag`);
+    expect(total_nodes).toBe(500);
+
+    // Opened directly: the page starts the layout worker while it fetches the DAG.
+    const page = await open(ui(`workflows/${run.workflowId}`));
+    await page.getByTestId('workflow-summary').getByText('500 executions, 7 levels deep').waitFor();
+    await page.locator('[data-testid="workflow-graph"][aria-busy="false"] .dag-node').first().waitFor();
+    const layouts = await page.evaluate(() =>
+      performance.getEntriesByName('switchyard:workflow-layout').map((entry) => ({
+        ms: entry.duration,
+        executions: (entry as PerformanceMeasure).detail.executions,
+      })),
+    );
+    const big = layouts.filter((layout) => layout.executions === 500);
+    expect(big.length).toBeGreaterThan(0);
+    console.info(
+      `layout in Chromium: ${layouts.map((l) => `${l.executions} executions ${l.ms.toFixed(0)} ms`).join(', ')}`,
+    );
+    // bench/dashboard/dag-layout.mjs holds the one-second budget on a quiet machine; here, on
+    // shared cores, the bound only catches a return to ELK's defaults, which take tens of seconds
+    // on a parent with hundreds of children.
+    expect(Math.min(...big.map((layout) => layout.ms))).toBeLessThan(5_000);
+    // Only the boxes in view are in the page; the timeline renders only the rows in view.
+    expect(await page.locator('.dag-node').count()).toBeLessThan(500);
+    expect(await page.locator('.gantt-row').count()).toBeLessThan(60);
+    planner.release();
+    await close(page);
+  });
+});
+
+describe('at 1280 and 390 px, light and dark', () => {
+  for (const scheme of ['light', 'dark'] as const) {
+    for (const width of [1280, 390]) {
+      it(`${scheme} at ${width} px: graph and timeline fit, no horizontal scroll, no serious or critical axe violation`, async () => {
+        const page = await open(ui(`workflows/${finished.workflowId}`), {
+          viewport: { width, height: 900 },
+          colorScheme: scheme,
+        });
+        await page.locator('.dag-node').nth(2).waitFor();
+        await page.locator('.gantt-bar').nth(2).waitFor();
+        const overflow = await page.evaluate(
+          () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        );
+        expect(overflow, 'the page scrolls sideways').toBe(0);
+        const graph = (await page.getByTestId('workflow-graph').boundingBox())!;
+        const timeline = (await page.getByTestId('workflow-timeline').boundingBox())!;
+        if (width === 1280)
+          expect(timeline.x, 'timeline beside the graph').toBeGreaterThan(graph.x + graph.width);
+        else expect(timeline.y, 'timeline below the graph').toBeGreaterThan(graph.y + graph.height);
+        const background = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+        expect(background === 'rgb(15, 18, 23)').toBe(scheme === 'dark');
+        // The graph's own surface follows the scheme too (xyflow's colours are the theme's).
+        const graphBackground = await page
+          .locator('.dag-graph .react-flow')
+          .evaluate((element) => getComputedStyle(element).backgroundColor);
+        expect(graphBackground).toBe(scheme === 'dark' ? 'rgb(23, 27, 34)' : 'rgb(255, 255, 255)');
+        // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
+        await page.evaluate(AXE_SOURCE);
+        const violations = await page.evaluate(async () => {
+          const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
+          return result.violations
+            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
+            .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
+        });
+        expect(violations, 'axe violations').toEqual([]);
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, `workflow-${width}-${scheme}.png`),
+          fullPage: true,
+        });
+        await page.goto(ui('workflows'));
+        await page.getByRole('list', { name: 'Recent workflows' }).waitFor();
+        expect(
+          await page.evaluate(
+            () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+          ),
+          'the index scrolls sideways',
+        ).toBe(0);
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, `workflows-${width}-${scheme}.png`),
+          fullPage: true,
+        });
+        await close(page);
+      });
+    }
+  }
+});
