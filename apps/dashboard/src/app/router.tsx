@@ -6,6 +6,7 @@ import { NodePage } from '../nodes/node-page.tsx';
 import { NodesPage } from '../nodes/nodes-page.tsx';
 import { OverviewPage } from '../overview/overview-page.tsx';
 import { WorkflowsPage } from '../workflows/workflows-page.tsx';
+import { opsRoutes } from './ops-routes.ts';
 import { Shell } from './shell.tsx';
 
 function NotFound() {
@@ -70,6 +71,7 @@ const routeTree = rootRoute.addChildren([
   executionRoute,
   workflowsRoute,
   workflowRoute,
+  ...opsRoutes(rootRoute),
 ]);
 
 /** Code-based routes under /ui/, where the control plane serves the app. */

@@ -7,12 +7,14 @@ import { useLiveEvents } from '../live/live-events.tsx';
 import { refreshOnEvent } from '../live/refresh.ts';
 import { NODES_KEY } from '../nodes/node-queries.ts';
 import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
+import { OPS_PAGES } from './ops-pages.ts';
 
 const NAV = [
   { to: '/', label: 'Overview' },
   { to: '/nodes', label: 'Nodes' },
   { to: '/executions', label: 'Executions' },
   { to: '/workflows', label: 'Workflows' },
+  ...OPS_PAGES,
 ] as const;
 
 /** Node events refresh every node query (list and node pages) wherever the user is. */

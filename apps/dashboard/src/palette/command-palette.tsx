@@ -2,6 +2,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useNavigate } from '@tanstack/react-router';
 import { Command } from 'cmdk';
 import { useEffect, useRef, useState } from 'react';
+import { OPS_PAGES } from '../app/ops-pages.ts';
 import type { NodeSummary } from '../nodes/node-queries.ts';
 import { NODES_KEY } from '../nodes/node-queries.ts';
 
@@ -105,6 +106,15 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
               <Command.Item value="page workflows" onSelect={() => go(() => navigate({ to: '/workflows' }))}>
                 Workflows
               </Command.Item>
+              {OPS_PAGES.map((page) => (
+                <Command.Item
+                  key={page.to}
+                  value={`page ${page.label}`}
+                  onSelect={() => go(() => navigate({ to: page.to }))}
+                >
+                  {page.label}
+                </Command.Item>
+              ))}
             </Command.Group>
             {nodes.length > 0 ? (
               <Command.Group heading="Nodes">
