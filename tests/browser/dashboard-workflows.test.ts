@@ -24,6 +24,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { keepForDocs } from '../support/docs-screenshots.ts';
 import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 
@@ -511,10 +512,9 @@ describe('at 1280 and 390 px, light and dark', () => {
             .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
         });
         expect(violations, 'axe violations').toEqual([]);
-        await page.screenshot({
-          path: path.join(SCREENSHOTS, `workflow-${width}-${scheme}.png`),
-          fullPage: true,
-        });
+        const shot = path.join(SCREENSHOTS, `workflow-${width}-${scheme}.png`);
+        await page.screenshot({ path: shot, fullPage: true });
+        keepForDocs(shot);
         await page.goto(ui('workflows'));
         await page.getByRole('list', { name: 'Recent workflows' }).waitFor();
         expect(

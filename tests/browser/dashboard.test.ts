@@ -8,7 +8,7 @@
  * and 390 px, light and dark, go to tests/browser/.screenshots/.
  */
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -19,19 +19,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { keepForDocs } from '../support/docs-screenshots.ts';
 import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
 const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
-/**
- * The screenshots the dashboard's docs page shows (content/getting-started/dashboard.md). With
- * SWITCHYARD_DOCS_SCREENSHOTS=1 this test writes them into the docs site's images as well, so the
- * page shows what the test drove; otherwise they are left as committed.
- */
-const DOCS_IMAGES = fileURLToPath(new URL('../../apps/docs/public/images/dashboard', import.meta.url));
-const DOCS_SHOTS = new Set(['overview-1280-light', 'executions-1280-dark', 'execution-390-light']);
+
 const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const RUN = randomBytes(3).toString('hex');
 
@@ -562,11 +557,9 @@ describe('every page at 1280 and 390 px, light and dark', () => {
           expect(overflow, `${entry.name} scrolls sideways`).toBe(0);
           expect(await seriousViolations(page), `${entry.name}: axe violations`).toEqual([]);
           backgrounds.add(await page.evaluate(() => getComputedStyle(document.body).backgroundColor));
-          const shot = `${entry.name}-${width}-${scheme}`;
-          await page.screenshot({ path: path.join(SCREENSHOTS, `${shot}.png`), fullPage: true });
-          if (process.env.SWITCHYARD_DOCS_SCREENSHOTS === '1' && DOCS_SHOTS.has(shot)) {
-            copyFileSync(path.join(SCREENSHOTS, `${shot}.png`), path.join(DOCS_IMAGES, `${shot}.png`));
-          }
+          const shot = path.join(SCREENSHOTS, `${entry.name}-${width}-${scheme}.png`);
+          await page.screenshot({ path: shot, fullPage: true });
+          keepForDocs(shot);
         }
         const [background] = [...backgrounds];
         const dark = background === 'rgb(15, 18, 23)';
