@@ -151,7 +151,17 @@ describe('the reproduced control-plane image', () => {
     expect(readdirSync(join(app, 'packages/shared')).filter((f) => f !== 'node_modules')).toEqual([
       'package.json',
     ]);
-    for (const tool of ['tsx', 'typescript', 'vitest', 'esbuild', '@biomejs/biome', 'turbo', 'astro', 'vite', 'react']) {
+    for (const tool of [
+      'tsx',
+      'typescript',
+      'vitest',
+      'esbuild',
+      '@biomejs/biome',
+      'turbo',
+      'astro',
+      'vite',
+      'react',
+    ]) {
       for (const install of installs) {
         expect(existsSync(join(app, install, tool)), `${tool} is installed in ${install}`).toBe(false);
       }
