@@ -20,6 +20,7 @@ import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
 import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
 const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
@@ -45,6 +46,7 @@ const CONTROL_PLANE_ENV = {
 let browser: Browser;
 let controlPlane: ControlPlaneProcess;
 let dataDir: string;
+let database: ThrowawayDatabase | undefined;
 const processes: RunningProcess[] = [];
 const servers: Server[] = [];
 
@@ -105,9 +107,11 @@ beforeAll(async () => {
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-ops-'));
+  // PostgreSQL when the run has DATABASE_URL (CI's second pass), embedded PGlite otherwise.
+  database = await throwawayDatabase('sy_dashboard_ops');
   controlPlane = await startControlPlaneProcess({
     dir: dataDir,
-    databaseUrl: undefined,
+    databaseUrl: database.url,
     env: CONTROL_PLANE_ENV,
   });
   await startExampleAgent(exampleAgent);
@@ -125,6 +129,7 @@ afterAll(async () => {
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
   await controlPlane?.stop();
+  await database?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

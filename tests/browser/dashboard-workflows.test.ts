@@ -27,6 +27,7 @@ import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/c
 import { keepForDocs } from '../support/docs-screenshots.ts';
 import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
 const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
@@ -38,6 +39,7 @@ const RUN = randomBytes(3).toString('hex');
 let browser: Browser;
 let controlPlane: ControlPlaneProcess;
 let dataDir: string;
+let database: ThrowawayDatabase | undefined;
 const processes: RunningProcess[] = [];
 const servers: Server[] = [];
 
@@ -191,6 +193,8 @@ beforeAll(async () => {
   }
   mkdirSync(SCREENSHOTS, { recursive: true });
   dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-workflows-'));
+  // PostgreSQL when the run has DATABASE_URL (CI's second pass), embedded PGlite otherwise.
+  database = await throwawayDatabase('sy_dashboard_flows');
   // The docs site a shared run is published to, as npm start runs it beside the control plane.
   docsDatabase = await openTestDatabase();
   docs = await startDocsServer({
@@ -202,7 +206,7 @@ beforeAll(async () => {
   });
   controlPlane = await startControlPlaneProcess({
     dir: dataDir,
-    databaseUrl: undefined,
+    databaseUrl: database.url,
     env: { SWITCHYARD_DOCS_URL: docs.url },
   });
   await startExampleAgent(controlPlane.url, summarizer);
@@ -224,6 +228,7 @@ afterAll(async () => {
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
   await controlPlane?.stop();
+  await database?.drop();
   await docs?.close();
   await docsDatabase?.close();
   rmSync(dataDir, { recursive: true, force: true });
