@@ -107,14 +107,39 @@ async function startApp(name: AppUnderTest['name'], env: Record<string, string>)
   return { name, base, auth: env.SERVICE_API_KEY ? { 'X-API-Key': env.SERVICE_API_KEY } : {}, errors };
 }
 
+/**
+ * A docs site that takes every shared run (POST /api/v1/shares) and answers its permalink, so the
+ * share operation publishes for real instead of answering 503 for want of a docs site.
+ */
+async function startDocsSite(): Promise<string> {
+  let shares = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/api/v1/shares') {
+        res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+        return;
+      }
+      const id = `run_fuzz${++shares}`;
+      res
+        .writeHead(201, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ id, url: `http://docs.example/s/${id}` }));
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+}
+
 beforeAll(async () => {
   handle = await openTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   sink = await startTestAgent('ok');
-  apps.push(await startApp('without an API key', BASE_ENV));
+  const env = { ...BASE_ENV, SWITCHYARD_SHARES_PUBLISH_URL: await startDocsSite() };
+  apps.push(await startApp('without an API key', env));
   apps.push(
     await startApp('with an API key', {
-      ...BASE_ENV,
+      ...env,
       SERVICE_API_KEY: KEY,
       SERVICE_APPROVAL_WEBHOOK_SECRET: APPROVAL_SECRET,
     }),
@@ -420,6 +445,7 @@ async function fixturesFor(app: AppUnderTest, op: Operation): Promise<Fixtures> 
     node_id: [op.template.includes('{execution_id}') ? EXEC_NODE : LIFE_NODE],
     target: [`${EXEC_NODE}.fn`, `${EXEC_NODE}.skill:sk`],
     execution_id: [executionId],
+    workflow_id: [(await must(app, 'GET', `/api/v1/executions/${executionId}`)).workflow_id],
     key: [VECTOR_KEY],
     config_name: [CONFIG_NAME, STORED_CONFIG_NAME],
     id: [LIFE_NODE],
