@@ -1,4 +1,6 @@
 import { createServer, request, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { isProblem } from '@switchyard/shared';
 import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +34,8 @@ beforeAll(async () => {
   await migrateLatest(handle.db, controlPlaneMigrations);
   base = await serve((config) => {
     config.api.auth = { apiKey: KEY, skipPaths: ['/api/v1/discovery/open', '/public/*'] };
+    // No dashboard build here: the dashboard's pages answer 503 saying how to build them.
+    config.dashboard.dir = join(tmpdir(), 'no-dashboard-build-here');
   });
 });
 
@@ -170,10 +174,11 @@ describe('API-key authentication (SERVICE_API_KEY set)', () => {
     const metrics = await fetch(`${base}/metrics`);
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toContain('service_discovery_requests_total');
-    // No UI is served yet, so the open /ui/ paths answer 404 rather than 401.
-    expect((await fetch(`${base}/ui/`)).status).toBe(404);
-    expect((await fetch(`${base}/ui/nodes/x`)).status).toBe(404);
-    expect((await fetch(`${base}/ui`)).status).toBe(404);
+    // The dashboard's pages answer without the key: here there is no build, so 503 saying how to
+    // build it (never 401), and /ui redirects to /ui/.
+    expect((await fetch(`${base}/ui/`)).status).toBe(503);
+    expect((await fetch(`${base}/ui/nodes/x`)).status).toBe(503);
+    expect((await fetch(`${base}/ui`, { redirect: 'manual' })).status).toBe(301);
   });
 
   it('keeps the open paths open in any letter case, as the routers match them', async () => {

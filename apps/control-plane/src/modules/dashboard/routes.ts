@@ -33,6 +33,9 @@ const SECURITY_HEADERS: Record<string, string> = {
   'X-Frame-Options': 'DENY',
 };
 
+/** A `.` or `..` segment, raw or percent-encoded. */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?:\/|$)/i;
+
 /** Vite names every built asset by its content hash, so a name never changes meaning. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 /** index.html names the current assets: always revalidated, so a new build is seen at once. */
@@ -52,6 +55,11 @@ export interface DashboardOptions {
 export function dashboardMiddleware(options: DashboardOptions): Middleware {
   return async (ctx, next) => {
     if (ctx.path !== DASHBOARD_PREFIX && !ctx.path.startsWith(`${DASHBOARD_PREFIX}/`)) return next();
+    // A path with dot segments is no page of the app, and must not look like one to a proxy
+    // that would resolve it elsewhere (/ui/../api/v1/nodes).
+    if (DOT_SEGMENT.test(ctx.path)) {
+      throw new ProblemError('not_found', `No page at ${ctx.path}: dot segments name no dashboard page.`);
+    }
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') {
       throw new ProblemError(
         'method_not_allowed',
