@@ -49,6 +49,35 @@ describe('the graph of a shared run', () => {
     expect(graph!.nodes[1]).toMatchObject({ status: 'failed', mark: '✗', detail: 'failed · 10 ms' });
   });
 
+  it('draws executions whose ids are names Object.prototype has (valueOf, __proto__, constructor)', () => {
+    const ids = ['valueOf', '__proto__', 'constructor'];
+    const bundle = RunBundleSchema.parse({
+      version: 1,
+      workflow_id: 'wf_proto',
+      generated_at: '2026-11-27T09:00:00Z',
+      totals: {},
+      nodes: ids.map((execution_id) => ({
+        execution_id,
+        target: 'a.f',
+        status: 'succeeded',
+        duration_ms: 1,
+      })),
+      edges: [
+        { from: 'valueOf', to: '__proto__' },
+        { from: 'valueOf', to: 'constructor' },
+      ],
+    });
+    const { graph } = runShareView({
+      id: 'run_p',
+      url: 'http://docs/s/run_p',
+      created_at: '2026-11-27T09:00:01Z',
+      bundle,
+    });
+    expect(graph!.nodes).toHaveLength(3);
+    expect(graph!.edges).toHaveLength(2);
+    expect(graph!.nodes[1]!.y).toBeGreaterThan(graph!.nodes[0]!.y);
+  });
+
   it('cuts a long name to fit its box and keeps it whole in the label', () => {
     const view = fanOut(2);
     const long = 'a_function_name_far_longer_than_any_box_is_wide';

@@ -114,16 +114,20 @@ export function layoutRunGraph(
   // opens, and each parent above its first child.
   graph.setGraph({ rankdir: 'TB', align: 'UL', nodesep: 20, ranksep: RANK_GAP });
   graph.setDefaultEdgeLabel(() => ({}));
-  const byId = new Map(nodes.map((node) => [node.executionId, node]));
-  for (const node of nodes) graph.setNode(node.executionId, { width: BOX_WIDTH, height: BOX_HEIGHT });
+  // dagre keys its nodes in plain objects, where an execution id such as "valueOf" or
+  // "__proto__" would meet Object.prototype: it gets each node's position in the list instead.
+  const keyOf = new Map(nodes.map((node, i) => [node.executionId, `n${i}`]));
+  for (const key of keyOf.values()) graph.setNode(key, { width: BOX_WIDTH, height: BOX_HEIGHT });
   for (const edge of edges) {
     // The bundle's edges name its nodes (the publish handler checks); a self-call is no arrow.
-    if (byId.has(edge.from) && byId.has(edge.to) && edge.from !== edge.to) graph.setEdge(edge.from, edge.to);
+    const from = keyOf.get(edge.from);
+    const to = keyOf.get(edge.to);
+    if (from && to && from !== to) graph.setEdge(from, to);
   }
   dagre.layout(graph);
   // dagre's own width counts room its alignments left unused (with align UL, a strip at the
   // left): the drawing is framed by what is drawn instead, so it centres in a wide box.
-  const centres = nodes.map((node) => graph.node(node.executionId));
+  const centres = nodes.map((_node, i) => graph.node(`n${i}`));
   const edgePoints = graph.edges().flatMap((edge) => graph.edge(edge).points ?? []);
   const left = Math.min(...centres.map((c) => (c.x ?? 0) - BOX_WIDTH / 2), ...edgePoints.map((p) => p.x));
   const right = Math.max(...centres.map((c) => (c.x ?? 0) + BOX_WIDTH / 2), ...edgePoints.map((p) => p.x));
@@ -133,8 +137,8 @@ export function layoutRunGraph(
     x: (label.x ?? 0) - left + MARGIN,
     y: (label.y ?? 0) - top + MARGIN,
   });
-  const drawn: GraphNode[] = nodes.map((node) => {
-    const box = at(graph.node(node.executionId));
+  const drawn: GraphNode[] = nodes.map((node, i) => {
+    const box = at(graph.node(`n${i}`));
     const detail = `${node.status} · ${node.duration}`;
     return {
       anchor: node.anchor,
