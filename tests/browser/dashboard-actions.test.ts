@@ -327,6 +327,46 @@ describe('approvals', () => {
   });
 });
 
+describe('a control plane that takes only signed decisions', () => {
+  let signed: DashboardSession;
+  const signedPublisher = `signed-${RUN}`;
+
+  beforeAll(async () => {
+    signed = await startDashboardSession({
+      databasePrefix: 'sy_dashboard_signed',
+      env: { SERVICE_APPROVAL_WEBHOOK_SECRET: `secret-${RUN}` },
+    });
+    await signed.startExample('approval-agent/agent.mjs', signedPublisher);
+  }, 120_000);
+
+  afterAll(async () => {
+    await signed?.stop();
+  });
+
+  it('says an unsigned decision was refused and why, without asking for an API key', async () => {
+    const { execution_id: executionId } = await signed.api(
+      'POST',
+      `/api/v1/execute/async/${signedPublisher}.publish_post`,
+      { input: { post_id: '7', title: 'Signed only' } },
+    );
+    const page = await signed.open(signed.ui('approvals'));
+    const card = page.getByRole('article', { name: `post-7-${executionId}` });
+    await card.getByRole('button', { name: 'Approve' }).click();
+    const alert = card.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('The decision was not recorded: Unauthorized (401)');
+    await card.getByText('takes only signed decisions').waitFor();
+    expect(await page.getByRole('dialog', { name: 'API key required' }).isVisible()).toBe(false);
+    expect(await page.getByRole('button', { name: 'Enter API key' }).count()).toBe(0);
+    // Nothing was decided: the execution still waits.
+    expect((await signed.api('GET', `/api/v1/executions/${executionId}`)).status).toBe('waiting');
+    const seen = signed.takeProblems(page);
+    expect(seen.length).toBe(1);
+    expect(seen[0]).toContain('401');
+    await signed.close(page);
+  });
+});
+
 describe('each page at 1280 and 390 px, light and dark', () => {
   let executionId: string;
   let pendingApproval: string;

@@ -3,7 +3,7 @@ import { Link } from '@tanstack/react-router';
 import { type ReactNode, useState } from 'react';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { RelativeTime } from '../components/relative-time.tsx';
-import { useConnection } from '../connection/connection.tsx';
+import { isUnauthorized, NOT_ABOUT_THE_KEY, useConnection } from '../connection/connection.tsx';
 import { OVERVIEW_KEY } from '../overview/overview-query.ts';
 import {
   APPROVALS_KEY,
@@ -58,6 +58,9 @@ function DecisionForm({
   const queryClient = useQueryClient();
   const [feedback, setFeedback] = useState('');
   const decide = useMutation({
+    // With approvals.webhook_secret set, the control plane takes only signed decisions and needs
+    // no key on this route: its 401 is about the signature, which the browser cannot make.
+    meta: { [NOT_ABOUT_THE_KEY]: true },
     mutationFn: (decision: Decision) =>
       submitDecision(client, approval.approval_request_id, decision, feedback),
     onSuccess: (answer) => {
@@ -89,6 +92,12 @@ function DecisionForm({
         placeholder="What to change, or why"
       />
       {decide.error ? <ProblemMessage error={decide.error} context="The decision was not recorded" /> : null}
+      {isUnauthorized(decide.error) ? (
+        <p className="field-error">
+          This control plane takes only signed decisions (approvals.webhook_secret is set): decide in the
+          review tool that holds the secret.
+        </p>
+      ) : null}
       <div className="actions">
         <button type="submit" className="primary" disabled={busy}>
           {label('approved', 'Approve', 'Approving…')}
