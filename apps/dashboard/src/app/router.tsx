@@ -1,10 +1,12 @@
 import { createRootRoute, createRoute, createRouter, Link, lazyRouteComponent } from '@tanstack/react-router';
+import { ApprovalsPage } from '../approvals/approvals-page.tsx';
 import { validateExecutionFilters } from '../executions/execution-filters.ts';
 import { ExecutionPage } from '../executions/execution-page.tsx';
 import { ExecutionsPage } from '../executions/executions-page.tsx';
 import { NodePage } from '../nodes/node-page.tsx';
 import { NodesPage } from '../nodes/nodes-page.tsx';
 import { OverviewPage } from '../overview/overview-page.tsx';
+import { validatePlaygroundSearch } from '../playground/playground-search.ts';
 import { WorkflowsPage } from '../workflows/workflows-page.tsx';
 import { opsRoutes } from './ops-routes.ts';
 import { Shell } from './shell.tsx';
@@ -63,6 +65,20 @@ const workflowRoute = createRoute({
   component: lazyRouteComponent(() => import('../workflows/workflow-page.tsx'), 'WorkflowPage'),
 });
 
+// Loaded on first visit: the form generator is large and only this page uses it.
+const playgroundRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/playground',
+  validateSearch: validatePlaygroundSearch,
+  component: lazyRouteComponent(() => import('../playground/playground-page.tsx'), 'PlaygroundPage'),
+});
+
+const approvalsRoute = createRoute({
+  getParentRoute: () => rootRoute,
+  path: '/approvals',
+  component: ApprovalsPage,
+});
+
 const routeTree = rootRoute.addChildren([
   indexRoute,
   nodesRoute,
@@ -71,6 +87,8 @@ const routeTree = rootRoute.addChildren([
   executionRoute,
   workflowsRoute,
   workflowRoute,
+  playgroundRoute,
+  approvalsRoute,
   ...opsRoutes(rootRoute),
 ]);
 

@@ -14,6 +14,8 @@ const NAV = [
   { to: '/nodes', label: 'Nodes' },
   { to: '/executions', label: 'Executions' },
   { to: '/workflows', label: 'Workflows' },
+  { to: '/playground', label: 'Playground' },
+  { to: '/approvals', label: 'Approvals' },
   ...OPS_PAGES,
 ] as const;
 

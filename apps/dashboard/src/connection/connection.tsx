@@ -28,6 +28,9 @@ export interface Connection {
 
 const ConnectionContext = createContext<Connection | null>(null);
 
+/** Mutation meta: its 401 answers are not about the API key (see ConnectionProvider). */
+export const NOT_ABOUT_THE_KEY = 'unauthorizedNotAboutTheKey';
+
 export function isUnauthorized(error: unknown): boolean {
   return error instanceof ApiProblem && error.status === 401;
 }
@@ -54,9 +57,12 @@ export function ConnectionProvider({ children }: { children: ReactNode }) {
       if (event.type === 'updated' && event.action.type === 'error' && isUnauthorized(event.action.error))
         requireKey();
     });
+    // A mutation whose 401 is about something else than the key (a decision the control plane
+    // only takes signed) says so in its meta, and shows its own problem instead.
     const fromMutations = queryClient.getMutationCache().subscribe((event) => {
       if (event.type === 'updated' && event.mutation?.state.status === 'error')
-        if (isUnauthorized(event.mutation.state.error)) requireKey();
+        if (isUnauthorized(event.mutation.state.error) && !event.mutation.meta?.[NOT_ABOUT_THE_KEY])
+          requireKey();
     });
     return () => {
       fromQueries();

@@ -9,8 +9,10 @@ import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import { refreshOnEvent } from '../live/refresh.ts';
+import { RunAgainLink } from '../playground/run-again.tsx';
 import {
   EXECUTIONS_KEY,
+  executionInputQuery,
   executionLogsQuery,
   executionQuery,
   webhookDeliveriesQuery,
@@ -126,6 +128,7 @@ export function ExecutionPage() {
   const { client } = useConnection();
   const queryClient = useQueryClient();
   const execution = useQuery(executionQuery(client, executionId));
+  const input = useQuery(executionInputQuery(client, executionId));
 
   useLiveEvents((event) => {
     if (event.stream === 'executions' && event.data.execution_id === executionId) {
@@ -159,6 +162,7 @@ export function ExecutionPage() {
         <h1 className="mono">{executionId}</h1>
         <div className="actions">
           {record ? <StatusBadge status={record.status} /> : null}
+          {input.data ? <RunAgainLink target={input.data.target} input={input.data.input} /> : null}
           {record && !FINISHED.has(record.status) ? (
             <button
               type="button"
@@ -231,6 +235,8 @@ export function ExecutionPage() {
               </p>
             </div>
           ) : null}
+          {input.error ? <ProblemMessage error={input.error} context="Could not read the input" /> : null}
+          {input.data ? <JsonBlock title="Input" value={input.data.input} /> : null}
           <JsonBlock title="Result" value={record.result} />
           {record.error_details !== null ? (
             <JsonBlock title="Error details" value={record.error_details} />

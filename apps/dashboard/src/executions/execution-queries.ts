@@ -81,3 +81,18 @@ export function webhookDeliveriesQuery(client: SwitchyardClient, executionId: st
       ),
   });
 }
+
+/** The input the execution was called with, and its target (so it can be read or run again). */
+export function executionInputQuery(client: SwitchyardClient, executionId: string) {
+  return queryOptions({
+    queryKey: [...EXECUTIONS_KEY, 'input', executionId],
+    queryFn: () =>
+      unwrap(
+        client.GET('/api/ui/v1/executions/{execution_id}/input', {
+          params: { path: { execution_id: executionId } },
+        }),
+      ),
+    // An execution's input never changes.
+    staleTime: Number.POSITIVE_INFINITY,
+  });
+}

@@ -106,6 +106,15 @@ export function CommandPalette({ open, onClose }: { open: boolean; onClose(): vo
               <Command.Item value="page workflows" onSelect={() => go(() => navigate({ to: '/workflows' }))}>
                 Workflows
               </Command.Item>
+              <Command.Item
+                value="page playground"
+                onSelect={() => go(() => navigate({ to: '/playground' }))}
+              >
+                Playground
+              </Command.Item>
+              <Command.Item value="page approvals" onSelect={() => go(() => navigate({ to: '/approvals' }))}>
+                Approvals
+              </Command.Item>
               {OPS_PAGES.map((page) => (
                 <Command.Item
                   key={page.to}
