@@ -110,11 +110,11 @@ export function OverviewPage() {
               </Link>
             </Stat>
             <Stat label="Pending approvals">
-              <Link to="/executions" search={{ status: 'waiting' }}>
-                {data.approvals.pending}
-              </Link>
+              <Link to="/approvals">{data.approvals.pending}</Link>
             </Stat>
-            <Stat label="Dead-lettered webhooks">{data.webhooks.dead_lettered}</Stat>
+            <Stat label="Dead-lettered webhooks">
+              <Link to="/webhooks">{data.webhooks.dead_lettered}</Link>
+            </Stat>
           </div>
           <MinuteChart minutes={data.executions.per_minute} />
           <h2>Recent failures</h2>
