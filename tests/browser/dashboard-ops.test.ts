@@ -7,24 +7,19 @@
  * error (a CSP violation is one). Screenshots go to tests/browser/.screenshots/ (ops-*).
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seriousAxeViolations } from '../support/axe.ts';
-import { type RunningProcess, startNode } from '../support/child-process.ts';
-import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
-import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
-import { eventually, GiveUp } from '../support/eventually.ts';
-import { freePort } from '../support/free-port.ts';
-import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { CHROMIUM_INSTALL_TIMEOUT_MS } from '../support/chromium.ts';
+import {
+  type DashboardSession,
+  SCREENSHOTS,
+  seriousViolations,
+  startDashboardSession,
+} from '../support/dashboard-session.ts';
+import { eventually } from '../support/eventually.ts';
 
-const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
-const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
-const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
 const RUN = randomBytes(3).toString('hex');
 const exampleAgent = `ops-${RUN}`;
 
@@ -43,11 +38,7 @@ const CONTROL_PLANE_ENV = {
   SWITCHYARD_OBSERVABILITY_INITIAL_BACKOFF: '100ms',
 };
 
-let browser: Browser;
-let controlPlane: ControlPlaneProcess;
-let dataDir: string;
-let database: ThrowawayDatabase | undefined;
-const processes: RunningProcess[] = [];
+let session: DashboardSession;
 const servers: Server[] = [];
 
 async function call(method: string, url: string, body?: unknown): Promise<{ status: number; body: any }> {
@@ -64,12 +55,7 @@ async function call(method: string, url: string, body?: unknown): Promise<{ stat
   return { status: response.status, body: parsed };
 }
 
-async function api(method: string, route: string, body?: unknown): Promise<any> {
-  const answer = await call(method, `${controlPlane.url}${route}`, body);
-  if (answer.status >= 400)
-    throw new Error(`${method} ${route} answered ${answer.status}: ${JSON.stringify(answer.body)}`);
-  return answer.body;
-}
+const api = (method: string, route: string, body?: unknown) => session.api(method, route, body);
 
 async function listen(handler: (req: IncomingMessage, res: ServerResponse) => void): Promise<string> {
   const server = createServer(handler);
@@ -80,85 +66,29 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
   return `http://127.0.0.1:${address.port}`;
 }
 
-async function startExampleAgent(id: string): Promise<void> {
-  const agent = startNode([EXAMPLE_AGENT], {
-    env: {
-      PATH: process.env.PATH,
-      CONTROL_PLANE_URL: controlPlane.url,
-      AGENT_PORT: String(await freePort()),
-      AGENT_ID: id,
-    },
-  });
-  processes.push(agent);
-  await eventually(
-    `precondition: agent ${id} turns ready`,
-    async () => {
-      if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
-      const response = await fetch(`${controlPlane.url}/api/v1/nodes/${id}`);
-      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
-    },
-    () => agent.output(),
-  );
-}
-
 beforeAll(async () => {
-  if (!existsSync(path.join(DIST, 'index.html'))) {
-    throw new Error(`No dashboard build at ${DIST}: run \`npm run build -w @switchyard/dashboard\` first.`);
-  }
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-ops-'));
-  // PostgreSQL when the run has DATABASE_URL (CI's second pass), embedded PGlite otherwise.
-  database = await throwawayDatabase('sy_dashboard_ops');
-  controlPlane = await startControlPlaneProcess({
-    dir: dataDir,
-    databaseUrl: database.url,
-    env: CONTROL_PLANE_ENV,
-  });
-  await startExampleAgent(exampleAgent);
+  session = await startDashboardSession({ databasePrefix: 'sy_dashboard_ops', env: CONTROL_PLANE_ENV });
+  await session.startExample('first-agent/agent.mjs', exampleAgent);
   await api('POST', '/api/v1/memory/set', {
     key: 'greeting',
     data: { text: 'hello', n: 1 },
     scope: 'global',
   });
-  browser = await launchChromium();
 }, CHROMIUM_INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
-  await browser?.close();
-  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
-  await controlPlane?.stop();
-  await database?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await session?.stop();
 });
 
-/** Uncaught errors and console errors (CSP violations among them) of each open page. */
-const problems = new WeakMap<Page, string[]>();
-
-async function open(route: string, options: BrowserContextOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
-  const page = await context.newPage();
-  const list: string[] = [];
-  problems.set(page, list);
-  page.on('pageerror', (error) => list.push(`uncaught: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') list.push(`console error: ${message.text()}`);
-  });
-  await page.goto(`${controlPlane.url}/ui/${route}`);
-  return page;
-}
+const open = (route: string, options: BrowserContextOptions = {}) => session.open(session.ui(route), options);
 
 /** Closes the page; console errors other than the answers the test provoked (`expected`) fail. */
 async function close(page: Page, expected: RegExp[] = []): Promise<void> {
-  const seen = (problems.get(page) ?? []).filter((line) => !expected.some((pattern) => pattern.test(line)));
-  await page.context().close();
+  const seen = session.takeProblems(page).filter((line) => !expected.some((pattern) => pattern.test(line)));
+  await session.close(page);
   expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
-}
-
-/** axe-core's serious and critical violations on the page as it is now, one line each. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  return (await seriousAxeViolations(page)).map((v) => `${v.id}: ${v.help} (${v.targets.join(', ')})`);
 }
 
 describe('memory', () => {
@@ -241,12 +171,12 @@ describe('memory', () => {
     await page.getByText('Delete this key?').waitFor();
     // Nothing is deleted before the confirmation.
     expect(
-      (await call('POST', `${controlPlane.url}/api/v1/memory/get`, { key, scope: 'global' })).status,
+      (await call('POST', `${session.controlPlane.url}/api/v1/memory/get`, { key, scope: 'global' })).status,
     ).toBe(200);
     await page.getByRole('button', { name: 'Yes, delete' }).click();
     await page.getByText('Choose a key to see its value.').waitFor();
     expect(
-      (await call('POST', `${controlPlane.url}/api/v1/memory/get`, { key, scope: 'global' })).status,
+      (await call('POST', `${session.controlPlane.url}/api/v1/memory/get`, { key, scope: 'global' })).status,
     ).toBe(404);
     await close(page);
   });
@@ -449,7 +379,7 @@ describe('configuration', () => {
 describe('operations pages at 1280 and 390 px, light and dark', () => {
   beforeAll(async () => {
     // A stored config of its own to open, whichever tests ran before.
-    const response = await fetch(`${controlPlane.url}/api/v1/configs/agent-notes`, {
+    const response = await fetch(`${session.controlPlane.url}/api/v1/configs/agent-notes`, {
       method: 'PUT',
       headers: { 'content-type': 'text/yaml' },
       body: 'notes:\n  - a line long enough to need wrapping or scrolling on a narrow screen, as configs do\n',
@@ -469,7 +399,7 @@ describe('operations pages at 1280 and 390 px, light and dark', () => {
       it(`${scheme} at ${width} px: no horizontal scroll, no serious or critical axe violation`, async () => {
         const page = await open('memory', { viewport: { width, height: 860 }, colorScheme: scheme });
         for (const entry of pages) {
-          await page.goto(`${controlPlane.url}/ui/${entry.name}`);
+          await page.goto(`${session.controlPlane.url}/ui/${entry.name}`);
           await page.getByRole('heading', { name: entry.ready, exact: true }).first().waitFor();
           await page.locator('.live[data-state="live"]').waitFor();
           if (entry.name === 'memory') {

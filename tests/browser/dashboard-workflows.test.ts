@@ -10,37 +10,28 @@
  * dark, go to tests/browser/.screenshots/.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createLogger } from '@switchyard/docs/server/http/logger.ts';
 import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcess, startNode } from '../support/child-process.ts';
-import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
-import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { CHROMIUM_INSTALL_TIMEOUT_MS } from '../support/chromium.ts';
+import {
+  type DashboardSession,
+  SCREENSHOTS,
+  seriousViolations,
+  startDashboardSession,
+} from '../support/dashboard-session.ts';
 import { keepForDocs } from '../support/docs-screenshots.ts';
-import { eventually, GiveUp } from '../support/eventually.ts';
-import { freePort } from '../support/free-port.ts';
-import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { eventually } from '../support/eventually.ts';
 
-const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
 const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
-const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
-const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const RUN = randomBytes(3).toString('hex');
 
-let browser: Browser;
-let controlPlane: ControlPlaneProcess;
-let dataDir: string;
-let database: ThrowawayDatabase | undefined;
-const processes: RunningProcess[] = [];
+let session: DashboardSession;
 const servers: Server[] = [];
 
 async function api(method: string, url: string, body?: unknown, headers: Record<string, string> = {}) {
@@ -68,28 +59,6 @@ async function readJson(req: IncomingMessage): Promise<any> {
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   return text ? JSON.parse(text) : {};
-}
-
-/** Runs the docs' example agent and waits until the control plane reports it ready. */
-async function startExampleAgent(url: string, id: string): Promise<void> {
-  const agent = startNode([EXAMPLE_AGENT], {
-    env: {
-      PATH: process.env.PATH,
-      CONTROL_PLANE_URL: url,
-      AGENT_PORT: String(await freePort()),
-      AGENT_ID: id,
-    },
-  });
-  processes.push(agent);
-  await eventually(
-    `precondition: agent ${id} turns ready`,
-    async () => {
-      if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
-      const response = await fetch(`${url}/api/v1/nodes/${id}`);
-      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
-    },
-    () => agent.output(),
-  );
 }
 
 /**
@@ -171,13 +140,13 @@ async function runWorkflow(name: string): Promise<Workflow> {
   const workflowId = `wf-${name}-${RUN}`;
   const root = await api(
     'POST',
-    `${controlPlane.url}/api/v1/execute/${plannerId}.plan`,
+    `${session.controlPlane.url}/api/v1/execute/${plannerId}.plan`,
     { input: { text: `Plan ${name}. Then act.` } },
     { 'X-Workflow-ID': workflowId },
   );
   const { summary, step } = root.result;
   await eventually(`precondition: the step of ${name} runs`, async () => {
-    const record = await api('GET', `${controlPlane.url}/api/v1/executions/${step}`);
+    const record = await api('GET', `${session.controlPlane.url}/api/v1/executions/${step}`);
     return record.status === 'running' ? true : undefined;
   });
   return { workflowId, root: root.execution_id, summary, step };
@@ -188,13 +157,6 @@ let docs: RunningDocsServer;
 let docsDatabase: TestDatabase;
 
 beforeAll(async () => {
-  if (!existsSync(path.join(DIST, 'index.html'))) {
-    throw new Error(`No dashboard build at ${DIST}: run \`npm run build -w @switchyard/dashboard\` first.`);
-  }
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-workflows-'));
-  // PostgreSQL when the run has DATABASE_URL (CI's second pass), embedded PGlite otherwise.
-  database = await throwawayDatabase('sy_dashboard_flows');
   // The docs site a shared run is published to, as npm start runs it beside the control plane.
   docsDatabase = await openTestDatabase();
   docs = await startDocsServer({
@@ -204,65 +166,34 @@ beforeAll(async () => {
     db: docsDatabase.db,
     logger: createLogger('error', { write: () => {} }),
   });
-  controlPlane = await startControlPlaneProcess({
-    dir: dataDir,
-    databaseUrl: database.url,
+  session = await startDashboardSession({
+    databasePrefix: 'sy_dashboard_flows',
     env: { SWITCHYARD_DOCS_URL: docs.url },
   });
-  await startExampleAgent(controlPlane.url, summarizer);
-  planner = await startPlannerAgent(controlPlane.url, plannerId, summarizer);
+  await session.startExample('first-agent/agent.mjs', summarizer);
+  planner = await startPlannerAgent(session.controlPlane.url, plannerId, summarizer);
   // One workflow that has finished, for the screenshots and the index.
   finished = await runWorkflow('done');
   planner.release();
   await eventually('precondition: the finished workflow has finished', async () => {
-    const record = await api('GET', `${controlPlane.url}/api/v1/executions/${finished.step}`);
+    const record = await api('GET', `${session.controlPlane.url}/api/v1/executions/${finished.step}`);
     return record.status === 'succeeded' ? true : undefined;
   });
-  browser = await launchChromium();
 }, CHROMIUM_INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
   planner?.stop();
-  await browser?.close();
-  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
-  await controlPlane?.stop();
-  await database?.drop();
+  await session?.stop();
   await docs?.close();
   await docsDatabase?.close();
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
-/** Uncaught errors and console errors (CSP violations among them) of each open page. */
-const problems = new WeakMap<Page, string[]>();
+const open = (url: string, options: BrowserContextOptions = {}) => session.open(url, options);
+const close = (page: Page) => session.close(page);
 
-async function open(url: string, options: BrowserContextOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
-  const page = await context.newPage();
-  const list: string[] = [];
-  problems.set(page, list);
-  page.on('pageerror', (error) => list.push(`uncaught: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') list.push(`console error: ${message.text()}`);
-  });
-  // The page reports CSP violations as events too, including those of its workers.
-  await page.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (event) =>
-      console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
-    );
-  });
-  await page.goto(url);
-  return page;
-}
-
-async function close(page: Page): Promise<void> {
-  const seen = problems.get(page);
-  await page.context().close();
-  expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
-}
-
-const ui = (route = '') => `${controlPlane.url}/ui/${route}`;
+const ui = (route = '') => session.ui(route);
 
 /** Status of every graph box, by execution id. */
 async function graphStatuses(page: Page): Promise<Record<string, string>> {
@@ -350,8 +281,7 @@ describe('the workflow page', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toContain(`No execution belongs to workflow "no-such-workflow-${RUN}"`);
     // The 404 the page asked for is the console's one expected error line.
-    const seen = problems.get(page)!;
-    problems.set(page, []);
+    const seen = session.takeProblems(page);
     await close(page);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((line) => line.includes('404'))).toBe(true);
@@ -390,8 +320,7 @@ describe('sharing a run', () => {
     expect(panel).toContain('wf-never-ran');
     expect(panel).not.toContain('{"');
     // The 404s the page asked for (the graph, then the share) are the console's expected lines.
-    const seen = problems.get(page)!;
-    problems.set(page, []);
+    const seen = session.takeProblems(page);
     await close(page);
     expect(seen.every((line) => line.includes('404'))).toBe(true);
   });
@@ -437,7 +366,7 @@ describe('a workflow of 500 executions', () => {
     const report = (index: number) => {
       const id = randomUUID();
       ids[index] = id;
-      return api('POST', `${controlPlane.url}/api/v1/workflow/executions/events`, {
+      return api('POST', `${session.controlPlane.url}/api/v1/workflow/executions/events`, {
         execution_id: id,
         run_id: run.workflowId,
         workflow_id: run.workflowId,
@@ -452,7 +381,10 @@ describe('a workflow of 500 executions', () => {
     for (let first = 1; first <= 497; first += 8) {
       await Promise.all(Array.from({ length: Math.min(8, 498 - first) }, (_, k) => report(first + k)));
     }
-    const { total_nodes } = await api('GET', `${controlPlane.url}/api/v1/workflows/${run.workflowId}/dag`);
+    const { total_nodes } = await api(
+      'GET',
+      `${session.controlPlane.url}/api/v1/workflows/${run.workflowId}/dag`,
+    );
     expect(total_nodes).toBe(500);
 
     // Opened directly: the page starts the layout worker while it fetches the DAG.
@@ -508,15 +440,7 @@ describe('at 1280 and 390 px, light and dark', () => {
           .locator('.dag-graph .react-flow')
           .evaluate((element) => getComputedStyle(element).backgroundColor);
         expect(graphBackground).toBe(scheme === 'dark' ? 'rgb(23, 27, 34)' : 'rgb(255, 255, 255)');
-        // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
-        await page.evaluate(AXE_SOURCE);
-        const violations = await page.evaluate(async () => {
-          const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-          return result.violations
-            .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-            .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
-        });
-        expect(violations, 'axe violations').toEqual([]);
+        expect(await seriousViolations(page), 'axe violations').toEqual([]);
         const shot = path.join(SCREENSHOTS, `workflow-${width}-${scheme}.png`);
         await page.screenshot({ path: shot, fullPage: true });
         keepForDocs(shot);

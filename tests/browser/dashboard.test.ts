@@ -8,27 +8,24 @@
  * and 390 px, light and dark, go to tests/browser/.screenshots/.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcess, startNode } from '../support/child-process.ts';
+import type { RunningProcess } from '../support/child-process.ts';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { seriousViolations, startExampleAgent } from '../support/dashboard-session.ts';
 import { keepForDocs } from '../support/docs-screenshots.ts';
-import { eventually, GiveUp } from '../support/eventually.ts';
-import { freePort } from '../support/free-port.ts';
+import { eventually } from '../support/eventually.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
 const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
-const EXAMPLE_AGENT = fileURLToPath(new URL('../../examples/first-agent/agent.mjs', import.meta.url));
 const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
 
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const RUN = randomBytes(3).toString('hex');
 
 /** Webhooks to 127.0.0.1 over http, retried quickly, so a dead letter happens within the test. */
@@ -68,27 +65,9 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
 }
 
 /** Runs the docs' example agent against `url` and waits until the control plane reports it ready. */
-async function startExampleAgent(url: string, id: string, apiKey?: string): Promise<void> {
-  const agent = startNode([EXAMPLE_AGENT], {
-    env: {
-      PATH: process.env.PATH,
-      CONTROL_PLANE_URL: url,
-      AGENT_PORT: String(await freePort()),
-      AGENT_ID: id,
-      ...(apiKey ? { SERVICE_API_KEY: apiKey } : {}),
-    },
-  });
-  processes.push(agent);
-  await eventually(
-    `precondition: agent ${id} turns ready`,
-    async () => {
-      if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
-      const response = await fetch(`${url}/api/v1/nodes/${id}`, {
-        headers: apiKey ? { 'x-api-key': apiKey } : {},
-      });
-      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
-    },
-    () => agent.output(),
+async function startExample(url: string, id: string, apiKey?: string): Promise<void> {
+  processes.push(
+    await startExampleAgent({ controlPlaneUrl: url, name: 'first-agent/agent.mjs', nodeId: id, apiKey }),
   );
 }
 
@@ -156,7 +135,7 @@ beforeAll(async () => {
     databaseUrl: database.url,
     env: CONTROL_PLANE_ENV,
   });
-  await startExampleAgent(controlPlane.url, exampleAgent);
+  await startExample(controlPlane.url, exampleAgent);
   testAgent = await startTestAgent(controlPlane.url, testAgentId);
   // Some history for every page: successes and a failure.
   for (const text of ['One. Two. Three.', 'Hello there.', 'A. B.']) {
@@ -197,18 +176,6 @@ async function close(page: Page): Promise<void> {
   const seen = problems.get(page);
   await page.context().close();
   expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
-}
-
-/** axe-core's serious and critical violations on the page as it is now. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  // axe-core runs through the DevTools protocol, which the page's CSP does not govern.
-  await page.evaluate(AXE_SOURCE);
-  return page.evaluate(async () => {
-    const result = await (window as any).axe.run(document, { resultTypes: ['violations'] });
-    return result.violations
-      .filter((v: any) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v: any) => `${v.id}: ${v.help} (${v.nodes.map((n: any) => n.target).join(', ')})`);
-  });
 }
 
 const ui = (route = '') => `${controlPlane.url}/ui/${route}`;
@@ -314,7 +281,7 @@ describe('nodes', () => {
     await table.getByRole('link', { name: exampleAgent }).waitFor();
     await page.locator('.live[data-state="live"]').waitFor();
     const late = `late-${RUN}`;
-    await startExampleAgent(controlPlane.url, late);
+    await startExample(controlPlane.url, late);
     await table.getByRole('row', { name: new RegExp(`${late}.*ready`) }).waitFor();
     await close(page);
   });
@@ -461,7 +428,7 @@ describe('with SERVICE_API_KEY set', () => {
       databaseUrl: undefined,
       env: { SERVICE_API_KEY: key },
     });
-    await startExampleAgent(secured.url, `keyed-${RUN}`, key);
+    await startExample(secured.url, `keyed-${RUN}`, key);
   }, 120_000);
 
   afterAll(async () => {

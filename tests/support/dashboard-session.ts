@@ -44,6 +44,44 @@ export interface DashboardSession {
   stop(): Promise<void>;
 }
 
+/**
+ * Runs `examples/<name>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID, and
+ * SERVICE_API_KEY when given) and waits until the control plane reports the node ready. The
+ * caller stops the process.
+ */
+export async function startExampleAgent(options: {
+  controlPlaneUrl: string;
+  name: string;
+  nodeId: string;
+  apiKey?: string;
+}): Promise<RunningProcess> {
+  const { controlPlaneUrl, nodeId, apiKey } = options;
+  const agent = startNode([path.join(EXAMPLES, options.name)], {
+    env: {
+      PATH: process.env.PATH,
+      CONTROL_PLANE_URL: controlPlaneUrl,
+      AGENT_PORT: String(await freePort()),
+      AGENT_ID: nodeId,
+      ...(apiKey ? { SERVICE_API_KEY: apiKey } : {}),
+    },
+  });
+  await eventually(
+    `precondition: agent ${nodeId} turns ready`,
+    async () => {
+      if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
+      const response = await fetch(`${controlPlaneUrl}/api/v1/nodes/${nodeId}`, {
+        headers: apiKey ? { 'x-api-key': apiKey } : {},
+      });
+      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
+    },
+    () => agent.output(),
+  ).catch(async (error) => {
+    await agent.stop('SIGKILL');
+    throw error;
+  });
+  return agent;
+}
+
 export async function startDashboardSession(options: {
   databasePrefix: string;
   env?: Record<string, string>;
@@ -81,24 +119,8 @@ export async function startDashboardSession(options: {
     },
 
     async startExample(name, nodeId) {
-      const agent = startNode([path.join(EXAMPLES, name)], {
-        env: {
-          PATH: process.env.PATH,
-          CONTROL_PLANE_URL: controlPlane.url,
-          AGENT_PORT: String(await freePort()),
-          AGENT_ID: nodeId,
-        },
-      });
+      const agent = await startExampleAgent({ controlPlaneUrl: controlPlane.url, name, nodeId });
       processes.push(agent);
-      await eventually(
-        `precondition: agent ${nodeId} turns ready`,
-        async () => {
-          if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
-          const response = await fetch(`${controlPlane.url}/api/v1/nodes/${nodeId}`);
-          return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
-        },
-        () => agent.output(),
-      );
       return agent;
     },
 
@@ -110,6 +132,12 @@ export async function startDashboardSession(options: {
       page.on('pageerror', (error) => list.push(`uncaught: ${error.message}`));
       page.on('console', (message) => {
         if (message.type() === 'error') list.push(`console error: ${message.text()}`);
+      });
+      // The page reports CSP violations as events too, including those of its workers.
+      await page.addInitScript(() => {
+        document.addEventListener('securitypolicyviolation', (event) =>
+          console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`),
+        );
       });
       await page.goto(url);
       return page;
