@@ -1,11 +1,11 @@
 // A minimal Switchyard agent: one reasoner, one skill, no dependencies (Node 20+, node:http only).
-// Run: node agent.mjs   (settings: CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID, SERVICE_API_KEY)
+// Run: node agent.mjs   (settings: CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID, AGENT_VERSION, SERVICE_API_KEY)
 import { createServer } from 'node:http';
 
 const CONTROL_PLANE_URL = (process.env.CONTROL_PLANE_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
 const PORT = Number(process.env.AGENT_PORT ?? 8001);
 const NODE_ID = process.env.AGENT_ID ?? 'hello-agent';
-const VERSION = '1.0.0';
+const VERSION = process.env.AGENT_VERSION ?? '1.0.0';
 const BASE_URL = process.env.AGENT_BASE_URL ?? `http://127.0.0.1:${PORT}`;
 const API_KEY = process.env.SERVICE_API_KEY || undefined;
 

@@ -106,6 +106,18 @@ async function openPlayground(route: string): Promise<Page> {
   return page;
 }
 
+describe('node page without the connector', () => {
+  it('shows the weights read-only and says the connector API is off, without asking for a token', async () => {
+    const page = await session.open(session.ui(`nodes/${hello}`));
+    await page
+      .getByText('Weights are read-only here: the connector API is off on this deployment.', { exact: false })
+      .waitFor();
+    expect(await page.getByRole('textbox', { name: 'Connector token' }).count()).toBe(0);
+    expect(await page.getByRole('form', { name: /^Weight of version/ }).count()).toBe(0);
+    await session.close(page);
+  });
+});
+
 describe('playground', () => {
   it('calls a function from its generated form, by keyboard, waits for the result and links to the execution', async () => {
     const page = await session.open(session.ui('playground'));

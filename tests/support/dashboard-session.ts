@@ -31,10 +31,11 @@ export interface DashboardSession {
   /** A call to the control plane's API; throws, quoting the answer, unless it is 2xx. */
   api(method: string, route: string, body?: unknown): Promise<any>;
   /**
-   * Runs `examples/<name>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID) and waits
-   * until the control plane reports the node ready.
+   * Runs `examples/<name>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID, and the
+   * settings in `env`, such as AGENT_VERSION) and waits until the control plane reports its
+   * instance ready.
    */
-  startExample(name: string, nodeId: string): Promise<RunningProcess>;
+  startExample(name: string, nodeId: string, env?: Record<string, string>): Promise<RunningProcess>;
   /** A new browser context at 1280×860 (or as given) on `url`, its problems recorded. */
   open(url: string, options?: BrowserContextOptions): Promise<Page>;
   /** The page's uncaught and console errors so far; they are then forgotten (expected ones). */
@@ -45,8 +46,9 @@ export interface DashboardSession {
 }
 
 /**
- * Runs `examples/<name>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID, and
- * SERVICE_API_KEY when given) and waits until the control plane reports the node ready. The
+ * Runs `examples/<name>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT, AGENT_ID,
+ * SERVICE_API_KEY when given, and any other setting in `env`) and waits until the control plane
+ * reports this process's instance ready: another version of the node may be ready already. The
  * caller stops the process.
  */
 export async function startExampleAgent(options: {
@@ -54,25 +56,32 @@ export async function startExampleAgent(options: {
   name: string;
   nodeId: string;
   apiKey?: string;
+  env?: Record<string, string>;
 }): Promise<RunningProcess> {
   const { controlPlaneUrl, nodeId, apiKey } = options;
+  const port = await freePort();
   const agent = startNode([path.join(EXAMPLES, options.name)], {
     env: {
       PATH: process.env.PATH,
       CONTROL_PLANE_URL: controlPlaneUrl,
-      AGENT_PORT: String(await freePort()),
+      AGENT_PORT: String(port),
       AGENT_ID: nodeId,
       ...(apiKey ? { SERVICE_API_KEY: apiKey } : {}),
+      ...options.env,
     },
   });
+  const baseUrl = `http://127.0.0.1:${port}`;
   await eventually(
-    `precondition: agent ${nodeId} turns ready`,
+    `precondition: agent ${nodeId} at ${baseUrl} turns ready`,
     async () => {
       if (agent.child.exitCode !== null) throw new GiveUp('the agent exited');
       const response = await fetch(`${controlPlaneUrl}/api/v1/nodes/${nodeId}`, {
         headers: apiKey ? { 'x-api-key': apiKey } : {},
       });
-      return response.ok && (await response.json()).lifecycle_status === 'ready' ? true : undefined;
+      if (!response.ok) return undefined;
+      const node: { instances: { base_url: string; lifecycle_status: string }[] } = await response.json();
+      const instance = node.instances.find((candidate) => candidate.base_url === baseUrl);
+      return instance?.lifecycle_status === 'ready' ? true : undefined;
     },
     () => agent.output(),
   ).catch(async (error) => {
@@ -118,8 +127,8 @@ export async function startDashboardSession(options: {
       return text ? JSON.parse(text) : null;
     },
 
-    async startExample(name, nodeId) {
-      const agent = await startExampleAgent({ controlPlaneUrl: controlPlane.url, name, nodeId });
+    async startExample(name, nodeId, env) {
+      const agent = await startExampleAgent({ controlPlaneUrl: controlPlane.url, name, nodeId, env });
       processes.push(agent);
       return agent;
     },

@@ -11,6 +11,7 @@ const SHOWN = new Set([
   'executions-1280-dark.png',
   'execution-390-light.png',
   'workflow-1280-light.png',
+  'weights-1280-light.png',
 ]);
 
 /**

@@ -4,7 +4,7 @@ import Koa from 'koa';
 import { type Config, defaultConfig, SETTINGS_TREE, STORED_CONFIG_NAME } from './config.ts';
 import { approvalsRouter } from './modules/approvals/index.ts';
 import { configStoreRouter, createConfigStoreService } from './modules/config-store/index.ts';
-import { connectorRouters, createConnectorListings } from './modules/connector/index.ts';
+import { configuredToken, connectorRouters, createConnectorListings } from './modules/connector/index.ts';
 import { dashboardMiddleware, defaultDashboardDir } from './modules/dashboard/index.ts';
 import {
   createDiscoveryMetrics,
@@ -219,7 +219,11 @@ export function createApp(deps: AppDeps): Koa {
       clock,
       settings: () => live.current().approvals,
     }),
-    overviewRouter({ db: deps.db, clock }),
+    overviewRouter({
+      db: deps.db,
+      clock,
+      connectorEnabled: () => configuredToken(config.connector) !== undefined,
+    }),
     sharesRouter({
       service: createShareService({
         queries: runtime.executions.queries,

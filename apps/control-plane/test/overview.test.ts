@@ -233,6 +233,28 @@ describe('GET /api/ui/v1/overview', () => {
     expect({ ...other.body, generated_at: null }).toEqual({ ...body, generated_at: null });
   });
 
+  it('says whether the connector API is on, so a UI offers weight changes only then', async () => {
+    expect((await overview()).connector).toEqual({ enabled: false });
+    const withConnector = createServer(
+      createApp({
+        db: cp.handle.db,
+        config: { ...cp.config, connector: { ...cp.config.connector, token: 'connector-secret' } },
+        clock: cp.clock,
+        log: silentLogger(),
+      }).callback(),
+    );
+    await new Promise<void>((done) => withConnector.listen(0, '127.0.0.1', done));
+    const answer = await call(
+      `http://127.0.0.1:${(withConnector.address() as { port: number }).port}`,
+      'GET',
+      '/api/ui/v1/overview',
+      undefined,
+      AUTH,
+    );
+    await new Promise((done) => withConnector.close(done));
+    expect(answer.body.connector).toEqual({ enabled: true });
+  });
+
   it('is shown on the API page with every member the real answer has', async () => {
     const page = readFileSync(new URL('../../../content/api/events-and-ui.md', import.meta.url), 'utf8');
     const section = page.slice(page.indexOf('## GET /api/ui/v1/overview'));

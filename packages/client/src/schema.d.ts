@@ -3316,6 +3316,10 @@ export interface components {
              * @description The documentation site this control plane links to (`SWITCHYARD_DOCS_URL`), so a UI can link to its pages.
              */
             docs_url: string;
+            connector: {
+                /** @description Whether the connector API is on (`SERVICE_CONNECTOR_TOKEN` set), so a UI knows whether to offer changes that go through it, such as traffic weights. */
+                enabled: boolean;
+            };
             window: {
                 /** Format: date-time */
                 from: string;
@@ -14525,6 +14529,9 @@ export interface operations {
                      * @example {
                      *       "generated_at": "2026-11-27T09:59:41.512Z",
                      *       "docs_url": "http://127.0.0.1:4321",
+                     *       "connector": {
+                     *         "enabled": true
+                     *       },
                      *       "window": {
                      *         "from": "2026-11-27T09:00:00.000Z",
                      *         "to": "2026-11-27T10:00:00.000Z",

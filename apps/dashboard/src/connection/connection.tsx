@@ -10,7 +10,7 @@ import {
   useRef,
   useState,
 } from 'react';
-import { readApiKey, writeApiKey } from './api-key-store.ts';
+import { apiKeySecret } from './session-secret.ts';
 
 /** What every page needs to reach the control plane. */
 export interface Connection {
@@ -42,12 +42,12 @@ export function isUnauthorized(error: unknown): boolean {
 export function ConnectionProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const baseUrl = window.location.origin;
-  const [apiKey, setKey] = useState(readApiKey);
+  const [apiKey, setKey] = useState(apiKeySecret.read);
   const [keyRequired, setKeyRequired] = useState(false);
   const client = useMemo(() => createSwitchyardClient({ baseUrl, apiKey }), [baseUrl, apiKey]);
   const requireKey = useCallback(() => setKeyRequired(true), []);
   const setApiKey = useCallback((key: string) => {
-    writeApiKey(key);
+    apiKeySecret.write(key);
     setKey(key);
     setKeyRequired(false);
   }, []);

@@ -8,6 +8,7 @@ import { RelativeTime } from '../components/relative-time.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
 import { nodeQuery } from './node-queries.ts';
+import { WeightEditor } from './weight-editor.tsx';
 
 type NodeRecord = NonNullable<ReturnType<typeof useNodeRecord>['data']>;
 type Instance = NodeRecord['instances'][number];
@@ -125,6 +126,14 @@ export function NodePage() {
             columns={instanceColumns}
             label="Instances"
             rowId={(instance) => `${instance.version} ${instance.base_url}`}
+          />
+          <WeightEditor
+            nodeId={nodeId}
+            versions={node.data.instances.map((instance) => ({
+              version: instance.version,
+              weight: instance.traffic_weight,
+              routable: instance.routable,
+            }))}
           />
           <h2>Functions</h2>
           {node.data.reasoners.length + node.data.skills.length === 0 ? (

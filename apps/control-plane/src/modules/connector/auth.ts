@@ -31,6 +31,15 @@ export function presentedToken(headers: Record<string, string | string[] | undef
   return bearer?.[1]?.trim() || undefined;
 }
 
+/**
+ * The token the deployment is configured with, or undefined when the connector is off. Trimmed as
+ * the presented token is: HTTP strips whitespace around header values, so a token configured with
+ * a trailing newline (a secret file) could otherwise never be presented.
+ */
+export function configuredToken(access: ConnectorAccess): string | undefined {
+  return access.token?.trim() || undefined;
+}
+
 /** 503 service_unavailable: no token is configured, so nobody can use the connector. */
 export function connectorDisabled(): ProblemError {
   return new ProblemError(
@@ -52,9 +61,7 @@ export function authenticate(
   access: ConnectorAccess,
   headers: Record<string, string | string[] | undefined>,
 ): void {
-  // Trimmed as the presented token is: HTTP strips whitespace around header values, so a token
-  // configured with a trailing newline (a secret file) could otherwise never be presented.
-  const expected = access.token?.trim() || undefined;
+  const expected = configuredToken(access);
   if (!expected) throw connectorDisabled();
   const given = presentedToken(headers);
   if (given === undefined || !keysMatch(given, expected)) {

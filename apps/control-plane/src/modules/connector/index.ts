@@ -10,7 +10,7 @@ import type { ConnectorListings } from './listings.ts';
 import { connectorRouter } from './routes.ts';
 import { createConnectorService } from './service.ts';
 
-export { type ConnectorAccess, connectorGuard } from './auth.ts';
+export { type ConnectorAccess, configuredToken, connectorGuard } from './auth.ts';
 export { CONNECTOR_PREFIXES, type ConnectorEndpoint } from './endpoints.ts';
 export { type ConnectorListings, createConnectorListings } from './listings.ts';
 export { CONNECTOR_SECURITY, CONNECTOR_SECURITY_SCHEMES, connectorOpenApi } from './openapi.ts';

@@ -22,6 +22,12 @@ export const OverviewSchema = z
       description:
         'The documentation site this control plane links to (`SWITCHYARD_DOCS_URL`), so a UI can link to its pages.',
     }),
+    connector: z.object({
+      enabled: z.boolean().meta({
+        description:
+          'Whether the connector API is on (`SERVICE_CONNECTOR_TOKEN` set), so a UI knows whether to offer changes that go through it, such as traffic weights.',
+      }),
+    }),
     window: z.object({
       from: Timestamp,
       to: Timestamp.meta({ description: 'The end of the current minute: the window holds it whole.' }),
@@ -107,6 +113,7 @@ export const overviewOpenApi: ZodOpenApiPathsObject = {
               example: {
                 generated_at: '2026-11-27T09:59:41.512Z',
                 docs_url: 'http://127.0.0.1:4321',
+                connector: { enabled: true },
                 window: { from: minute(0), to: minute(60), minutes: WINDOW_MINUTES },
                 nodes: {
                   total: 2,

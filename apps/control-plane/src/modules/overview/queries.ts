@@ -35,6 +35,8 @@ export interface Overview {
   generated_at: string;
   /** The documentation site this control plane links to (SWITCHYARD_DOCS_URL), for the UI's links. */
   docs_url: string;
+  /** Whether the connector API is on, so the UI offers the changes that go through it. */
+  connector: { enabled: boolean };
   window: { from: string; to: string; minutes: number };
   /** Distinct node ids, their instances (one per version), and instances by lifecycle state. */
   nodes: { total: number; instances: number; by_state: Record<LifecycleStatus, number> };
@@ -67,7 +69,11 @@ const minuteKey = (date: Date) => new Date(Math.floor(date.getTime() / 60_000) *
  * replica answers the same figures and the figures agree with each other (a failure counted in
  * the rate is also in the per-minute series). Aggregates run in SQL: nothing is loaded row by row.
  */
-export async function readOverview(db: Knex, now: Date): Promise<Overview> {
+export async function readOverview(
+  db: Knex,
+  now: Date,
+  deployment: { connectorEnabled: boolean },
+): Promise<Overview> {
   const to = new Date(Math.floor(now.getTime() / 60_000) * 60_000 + 60_000);
   const from = new Date(to.getTime() - WINDOW_MINUTES * 60_000);
   return db.transaction(
@@ -188,6 +194,7 @@ export async function readOverview(db: Knex, now: Date): Promise<Overview> {
       return {
         generated_at: now.toISOString(),
         docs_url: docsBaseUrl(),
+        connector: { enabled: deployment.connectorEnabled },
         window: { from: from.toISOString(), to: to.toISOString(), minutes: WINDOW_MINUTES },
         nodes: { total: count(distinctNodes?.n), instances, by_state: byState },
         executions: {
