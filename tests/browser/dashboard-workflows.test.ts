@@ -288,6 +288,18 @@ describe('the workflow page', () => {
   });
 });
 
+describe('links to the documentation', () => {
+  it('point at the docs site the control plane names (SWITCHYARD_DOCS_URL)', async () => {
+    const page = await open(ui('approvals'));
+    const link = page.getByRole('link', { name: 'How approvals work' });
+    await link.waitFor();
+    await eventually('the link follows the overview', async () =>
+      (await link.getAttribute('href')) === `${docs.url}/docs/concepts/approvals` ? true : undefined,
+    );
+    await close(page);
+  });
+});
+
 describe('sharing a run', () => {
   it('publishes the workflow to the docs site, redacted unless asked, and its permalink draws one box per execution', async () => {
     const page = await open(ui(`workflows/${finished.workflowId}`));
