@@ -74,6 +74,29 @@ describe('with a connector token that may write versions', () => {
     await session?.stop();
   });
 
+  it("shows each instance's heartbeat rhythm and when its lease ends", async () => {
+    await eventually('both instances have heartbeated twice', async () => {
+      const node = await session.api('GET', `/api/v1/nodes/${canary}`);
+      return node.instances.every(
+        (instance: { observed_heartbeat_interval_seconds: number | null }) =>
+          instance.observed_heartbeat_interval_seconds !== null,
+      )
+        ? true
+        : undefined;
+    });
+    const page = await openNodePage(session);
+    const table = page.getByRole('table', { name: 'Instances' });
+    for (const version of ['1.0.0', '1.1.0']) {
+      const row = table
+        .getByRole('row')
+        .filter({ has: page.getByRole('cell', { name: version, exact: true }) });
+      // The rhythm presence observes: it starts at the assumed interval and follows the agent's.
+      await row.getByRole('cell', { name: /^\d+(\.\d)? s$/ }).waitFor();
+      expect(await row.locator('time').last().textContent()).toMatch(/^in \d+ (second|minute)s?$/);
+    }
+    await session.close(page);
+  });
+
   it('asks for the connector token, not the API key, and says so when it is refused', async () => {
     const page = await openNodePage(session);
     const form = page.getByRole('form', { name: 'Connector access' });

@@ -50,6 +50,21 @@ const instanceColumns = [
     header: 'Last heartbeat',
     cell: (info) => <RelativeTime iso={info.getValue()} />,
   }),
+  column.accessor('observed_heartbeat_interval_seconds', {
+    header: 'Heartbeat every',
+    cell: (info) => {
+      const seconds = info.getValue();
+      return seconds === null ? (
+        <span className="muted">not yet known</span>
+      ) : (
+        `${Math.round(seconds * 10) / 10} s`
+      );
+    },
+  }),
+  column.accessor('lease_expires_at', {
+    header: 'Lease ends',
+    cell: (info) => <RelativeTime iso={info.getValue()} />,
+  }),
   column.accessor('base_url', { header: 'URL', cell: (info) => <code>{info.getValue()}</code> }),
 ];
 
