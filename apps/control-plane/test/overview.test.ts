@@ -42,6 +42,22 @@ const overview = async () => {
   return answer.body;
 };
 
+/** The overview as another replica on the same database answers it, run with `config`. */
+async function overviewOfReplica(config: typeof cp.config) {
+  const replica = createServer(
+    createApp({ db: cp.handle.db, config, clock: cp.clock, log: silentLogger() }).callback(),
+  );
+  await new Promise<void>((done) => replica.listen(0, '127.0.0.1', done));
+  try {
+    const { port } = replica.address() as { port: number };
+    const answer = await call(`http://127.0.0.1:${port}`, 'GET', '/api/ui/v1/overview', undefined, AUTH);
+    expect(answer.status).toBe(200);
+    return answer.body;
+  } finally {
+    await new Promise((done) => replica.close(done));
+  }
+}
+
 /** Inserts a finished execution directly, as the finisher writes one, for figures over time. */
 async function seedFinished(status: string, completedAt: Date, durationMs: number | null) {
   const id = `exec_seed_${Math.random().toString(36).slice(2)}`;
@@ -218,41 +234,17 @@ describe('GET /api/ui/v1/overview', () => {
     expect(body.webhooks.dead_lettered).toBe(base.webhooks.dead_lettered + 1);
 
     // A second replica on the same database answers the same figures.
-    const replica = createServer(
-      createApp({ db: cp.handle.db, config: cp.config, clock: cp.clock, log: silentLogger() }).callback(),
-    );
-    await new Promise<void>((done) => replica.listen(0, '127.0.0.1', done));
-    const other = await call(
-      `http://127.0.0.1:${(replica.address() as { port: number }).port}`,
-      'GET',
-      '/api/ui/v1/overview',
-      undefined,
-      AUTH,
-    );
-    await new Promise((done) => replica.close(done));
-    expect({ ...other.body, generated_at: null }).toEqual({ ...body, generated_at: null });
+    const other = await overviewOfReplica(cp.config);
+    expect({ ...other, generated_at: null }).toEqual({ ...body, generated_at: null });
   });
 
   it('says whether the connector API is on, so a UI offers weight changes only then', async () => {
     expect((await overview()).connector).toEqual({ enabled: false });
-    const withConnector = createServer(
-      createApp({
-        db: cp.handle.db,
-        config: { ...cp.config, connector: { ...cp.config.connector, token: 'connector-secret' } },
-        clock: cp.clock,
-        log: silentLogger(),
-      }).callback(),
-    );
-    await new Promise<void>((done) => withConnector.listen(0, '127.0.0.1', done));
-    const answer = await call(
-      `http://127.0.0.1:${(withConnector.address() as { port: number }).port}`,
-      'GET',
-      '/api/ui/v1/overview',
-      undefined,
-      AUTH,
-    );
-    await new Promise((done) => withConnector.close(done));
-    expect(answer.body.connector).toEqual({ enabled: true });
+    const withConnector = await overviewOfReplica({
+      ...cp.config,
+      connector: { ...cp.config.connector, token: 'connector-secret' },
+    });
+    expect(withConnector.connector).toEqual({ enabled: true });
   });
 
   it('is shown on the API page with every member the real answer has', async () => {

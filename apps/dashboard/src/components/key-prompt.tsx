@@ -1,5 +1,6 @@
-import { type FormEvent, useEffect, useRef, useState } from 'react';
+import { useEffect, useRef } from 'react';
 import { useConnection } from '../connection/connection.tsx';
+import { SecretForm } from './secret-form.tsx';
 
 /**
  * Asks for the API key once the control plane answers 401 (SERVICE_API_KEY is set). A native
@@ -8,7 +9,6 @@ import { useConnection } from '../connection/connection.tsx';
 export function KeyPrompt() {
   const { keyRequired, apiKey, setApiKey } = useConnection();
   const dialog = useRef<HTMLDialogElement>(null);
-  const [value, setValue] = useState('');
 
   useEffect(() => {
     const element = dialog.current;
@@ -16,15 +16,6 @@ export function KeyPrompt() {
     if (keyRequired && !element.open) element.showModal();
     if (!keyRequired && element.open) element.close();
   }, [keyRequired]);
-
-  function submit(event: FormEvent) {
-    event.preventDefault();
-    const key = value.trim();
-    if (key) {
-      setApiKey(key);
-      setValue('');
-    }
-  }
 
   return (
     <>
@@ -34,30 +25,25 @@ export function KeyPrompt() {
         </button>
       ) : null}
       <dialog ref={dialog} aria-labelledby="key-title">
-        <form className="key-form" onSubmit={submit}>
+        <SecretForm
+          className="key-form"
+          fieldId="api-key"
+          label="API key"
+          submitLabel="Use this key"
+          onSecret={setApiKey}
+          moreActions={
+            <button type="button" onClick={() => dialog.current?.close()}>
+              Not now
+            </button>
+          }
+        >
           <h2 id="key-title">API key required</h2>
           <p className="muted">
             {apiKey
               ? 'The control plane refused the key this tab used. Enter the current SERVICE_API_KEY.'
               : 'This control plane requires its SERVICE_API_KEY. The key stays in this tab only.'}
           </p>
-          <label htmlFor="api-key">API key</label>
-          <input
-            id="api-key"
-            type="password"
-            autoComplete="off"
-            value={value}
-            onChange={(event) => setValue(event.target.value)}
-          />
-          <div className="actions">
-            <button type="submit" className="primary">
-              Use this key
-            </button>
-            <button type="button" onClick={() => dialog.current?.close()}>
-              Not now
-            </button>
-          </div>
-        </form>
+        </SecretForm>
       </dialog>
     </>
   );

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useState } from 'react';
 import { ProblemMessage } from '../components/problem-message.tsx';
+import { SecretForm } from '../components/secret-form.tsx';
 import { NOT_ABOUT_THE_KEY, useConnection } from '../connection/connection.tsx';
 import { connectorTokenSecret } from '../connection/session-secret.ts';
 import { overviewQuery } from '../overview/overview-query.ts';
@@ -20,32 +21,21 @@ const percent = (share: number) => `${Math.round(share * 1000) / 10}%`;
 
 /** Asks for the connector token; it stays in this tab only, like the API key. */
 function TokenForm({ refused, onToken }: { refused: boolean; onToken(token: string): void }) {
-  const [value, setValue] = useState('');
-  function submit(event: FormEvent) {
-    event.preventDefault();
-    if (value.trim()) onToken(value.trim());
-  }
   return (
-    <form className="stack card" onSubmit={submit} aria-label="Connector access">
+    <SecretForm
+      className="stack card"
+      formLabel="Connector access"
+      fieldId="connector-token"
+      label="Connector token"
+      submitLabel="Use this token"
+      onSecret={onToken}
+    >
       <p className="muted">
         {refused
           ? 'The connector refused that token. Enter the SERVICE_CONNECTOR_TOKEN this control plane runs with.'
           : 'Weights change through the connector API, which takes its own token (SERVICE_CONNECTOR_TOKEN), not the API key. The token stays in this tab only.'}
       </p>
-      <label htmlFor="connector-token">Connector token</label>
-      <input
-        id="connector-token"
-        type="password"
-        autoComplete="off"
-        value={value}
-        onChange={(event) => setValue(event.target.value)}
-      />
-      <div className="actions">
-        <button type="submit" className="primary">
-          Use this token
-        </button>
-      </div>
-    </form>
+    </SecretForm>
   );
 }
 
