@@ -16,6 +16,14 @@ import { compression } from 'vite-plugin-compression2';
 /** The playground's form generator (rjsf), its schema validator and what only they use. */
 const PLAYGROUND_ONLY =
   /node_modules[\\/](@rjsf|@cfworker|@x0k|markdown-to-jsx|fast-equals|jsonpointer|react-is)[\\/]/;
+/** The workflow page's graph (xyflow, its d3 and zustand) and ELK's API to its layout worker. */
+const GRAPH_ONLY = /node_modules[\\/](@xyflow|d3-[a-z]+|zustand|classcat|elkjs)[\\/]/;
+/**
+ * Libraries only some pages use (long lists, JSON views) or the command palette (cmdk, its Radix
+ * dialog and scroll lock): chunked with what uses them, loaded with it.
+ */
+const LATER_ONLY =
+  /node_modules[\\/](@tanstack[\\/](react-virtual|virtual-core)|react-json-view-lite|cmdk|@radix-ui|react-remove-scroll(-bar)?|react-style-singleton|use-callback-ref|use-sidecar|aria-hidden|get-nonce|detect-node-es)[\\/]/;
 
 export default defineConfig({
   base: '/ui/',
@@ -31,13 +39,22 @@ export default defineConfig({
     sourcemap: true,
     // Libraries change less often than the app: in a chunk of their own (hashed, cached for a
     // year by the control plane) they stay cached across dashboard releases. The playground's form
-    // generator and its schema validator (about 280 kB) only load with the playground.
+    // generator and its schema validator (about 280 kB) only load with the playground, the
+    // workflow graph (xyflow and what it uses) only with a workflow page.
     rolldownOptions: {
       output: {
         codeSplitting: {
           groups: [
-            { name: 'vendor', test: (id) => id.includes('node_modules') && !PLAYGROUND_ONLY.test(id) },
+            {
+              name: 'vendor',
+              test: (id) =>
+                id.includes('node_modules') &&
+                !PLAYGROUND_ONLY.test(id) &&
+                !GRAPH_ONLY.test(id) &&
+                !LATER_ONLY.test(id),
+            },
             { name: 'playground-vendor', test: PLAYGROUND_ONLY },
+            { name: 'graph-vendor', test: GRAPH_ONLY },
           ],
         },
       },

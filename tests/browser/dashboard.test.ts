@@ -8,23 +8,24 @@
  * and 390 px, light and dark, go to tests/browser/.screenshots/.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContextOptions, Page } from 'playwright-core';
+import type { BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningProcess } from '../support/child-process.ts';
-import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
+import { CHROMIUM_INSTALL_TIMEOUT_MS } from '../support/chromium.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from '../support/control-plane-process.ts';
-import { seriousViolations, startExampleAgent } from '../support/dashboard-session.ts';
+import {
+  type DashboardSession,
+  SCREENSHOTS,
+  seriousViolations,
+  startDashboardSession,
+  startExampleAgent,
+} from '../support/dashboard-session.ts';
 import { keepForDocs } from '../support/docs-screenshots.ts';
 import { eventually } from '../support/eventually.ts';
-import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
-
-const DIST = fileURLToPath(new URL('../../apps/dashboard/dist', import.meta.url));
-const SCREENSHOTS = fileURLToPath(new URL('./.screenshots', import.meta.url));
 
 const RUN = randomBytes(3).toString('hex');
 
@@ -37,10 +38,7 @@ const CONTROL_PLANE_ENV = {
   SWITCHYARD_EXECUTION_QUEUE_WEBHOOK_MAX_BACKOFF: '200ms',
 };
 
-let browser: Browser;
-let controlPlane: ControlPlaneProcess;
-let dataDir: string;
-let database: ThrowawayDatabase | undefined;
+let session: DashboardSession;
 const processes: RunningProcess[] = [];
 const servers: Server[] = [];
 
@@ -64,7 +62,10 @@ async function listen(handler: (req: IncomingMessage, res: ServerResponse) => vo
   return `http://127.0.0.1:${address.port}`;
 }
 
-/** Runs the docs' example agent against `url` and waits until the control plane reports it ready. */
+/**
+ * Runs the docs' example agent against another control plane than the session's (one that needs
+ * an API key) and waits until it reports the agent ready.
+ */
 async function startExample(url: string, id: string, apiKey?: string): Promise<void> {
   processes.push(
     await startExampleAgent({ controlPlaneUrl: url, name: 'first-agent/agent.mjs', nodeId: id, apiKey }),
@@ -123,62 +124,32 @@ const exampleAgent = `hello-${RUN}`;
 const testAgentId = `holder-${RUN}`;
 
 beforeAll(async () => {
-  if (!existsSync(path.join(DIST, 'index.html'))) {
-    throw new Error(`No dashboard build at ${DIST}: run \`npm run build -w @switchyard/dashboard\` first.`);
-  }
-  mkdirSync(SCREENSHOTS, { recursive: true });
-  dataDir = mkdtempSync(path.join(tmpdir(), 'sy-dashboard-'));
-  // PostgreSQL when the run has DATABASE_URL (CI's second pass), embedded PGlite otherwise.
-  database = await throwawayDatabase('sy_dashboard');
-  controlPlane = await startControlPlaneProcess({
-    dir: dataDir,
-    databaseUrl: database.url,
-    env: CONTROL_PLANE_ENV,
-  });
-  await startExample(controlPlane.url, exampleAgent);
-  testAgent = await startTestAgent(controlPlane.url, testAgentId);
+  session = await startDashboardSession({ databasePrefix: 'sy_dashboard', env: CONTROL_PLANE_ENV });
+  await session.startExample('first-agent/agent.mjs', exampleAgent);
+  testAgent = await startTestAgent(session.controlPlane.url, testAgentId);
   // Some history for every page: successes and a failure.
   for (const text of ['One. Two. Three.', 'Hello there.', 'A. B.']) {
-    await api('POST', `${controlPlane.url}/api/v1/execute/${exampleAgent}.summarize`, { input: { text } });
+    await api('POST', `${session.controlPlane.url}/api/v1/execute/${exampleAgent}.summarize`, {
+      input: { text },
+    });
   }
-  await api('POST', `${controlPlane.url}/api/v1/execute/${testAgentId}.fail`, { input: {} }).catch(() => {});
-  browser = await launchChromium();
+  await api('POST', `${session.controlPlane.url}/api/v1/execute/${testAgentId}.fail`, { input: {} }).catch(
+    () => {},
+  );
 }, CHROMIUM_INSTALL_TIMEOUT_MS);
 
 afterAll(async () => {
   testAgent?.stop();
-  await browser?.close();
   await Promise.all(processes.map((p) => p.stop('SIGKILL')));
   for (const server of servers) server.closeAllConnections();
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
-  await controlPlane?.stop();
-  await database?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await session?.stop();
 });
 
-/** Uncaught errors and console errors (CSP violations among them) of each open page. */
-const problems = new WeakMap<Page, string[]>();
+const open = (url: string, options: BrowserContextOptions = {}) => session.open(url, options);
+const close = (page: Page) => session.close(page);
 
-async function open(url: string, options: BrowserContextOptions = {}): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, ...options });
-  const page = await context.newPage();
-  const list: string[] = [];
-  problems.set(page, list);
-  page.on('pageerror', (error) => list.push(`uncaught: ${error.message}`));
-  page.on('console', (message) => {
-    if (message.type() === 'error') list.push(`console error: ${message.text()}`);
-  });
-  await page.goto(url);
-  return page;
-}
-
-async function close(page: Page): Promise<void> {
-  const seen = problems.get(page);
-  await page.context().close();
-  expect(seen, 'uncaught errors and console errors in the page').toEqual([]);
-}
-
-const ui = (route = '') => `${controlPlane.url}/ui/${route}`;
+const ui = (route = '') => session.ui(route);
 
 async function textOf(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).first().textContent()) ?? '';
@@ -211,7 +182,7 @@ describe('the dashboard shell', () => {
   it('jumps to an execution by id from the Ctrl-K palette', async () => {
     const { execution_id: id } = await api(
       'POST',
-      `${controlPlane.url}/api/v1/execute/${exampleAgent}.summarize`,
+      `${session.controlPlane.url}/api/v1/execute/${exampleAgent}.summarize`,
       { input: { text: 'Palette.' } },
     );
     const page = await open(ui('nodes'));
@@ -235,8 +206,7 @@ describe('the dashboard shell', () => {
     expect(text).toContain('No execution "exec_doesnotexist" exists.');
     expect(text).not.toMatch(/[{}]|"status"/);
     // The 404 the page asked for is the console's one expected error line.
-    const seen = problems.get(page)!;
-    problems.set(page, []);
+    const seen = session.takeProblems(page);
     await close(page);
     expect(seen.every((line) => line.includes('404'))).toBe(true);
   });
@@ -281,7 +251,7 @@ describe('nodes', () => {
     await table.getByRole('link', { name: exampleAgent }).waitFor();
     await page.locator('.live[data-state="live"]').waitFor();
     const late = `late-${RUN}`;
-    await startExample(controlPlane.url, late);
+    await session.startExample('first-agent/agent.mjs', late);
     await table.getByRole('row', { name: new RegExp(`${late}.*ready`) }).waitFor();
     await close(page);
   });
@@ -306,7 +276,7 @@ describe('executions', () => {
     await page.locator('.live[data-state="live"]').waitFor();
     const { execution_id: id } = await api(
       'POST',
-      `${controlPlane.url}/api/v1/execute/async/${testAgentId}.hold`,
+      `${session.controlPlane.url}/api/v1/execute/async/${testAgentId}.hold`,
       { input: {} },
     );
     const row = page.locator(`[data-execution-id="${id}"]`);
@@ -337,7 +307,9 @@ describe('executions', () => {
     const target = `${exampleAgent}.summarize`;
     await Promise.all(
       Array.from({ length: 260 }, (_, i) =>
-        api('POST', `${controlPlane.url}/api/v1/execute/async/${target}`, { input: { text: `Row ${i}.` } }),
+        api('POST', `${session.controlPlane.url}/api/v1/execute/async/${target}`, {
+          input: { text: `Row ${i}.` },
+        }),
       ),
     );
     const page = await open(ui(`executions?target=${target}`));
@@ -357,16 +329,16 @@ describe('executions', () => {
   it('shows an execution with its logs and notes, and cancels it', async () => {
     const { execution_id: id } = await api(
       'POST',
-      `${controlPlane.url}/api/v1/execute/async/${testAgentId}.hold`,
+      `${session.controlPlane.url}/api/v1/execute/async/${testAgentId}.hold`,
       { input: { question: 'hold on' } },
     );
     const page = await open(ui(`executions/${id}`));
     await page.getByRole('button', { name: 'Cancel execution' }).waitFor();
     await page.locator('.live[data-state="live"]').waitFor();
-    await api('POST', `${controlPlane.url}/api/v1/executions/${id}/logs`, [
+    await api('POST', `${session.controlPlane.url}/api/v1/executions/${id}/logs`, [
       { level: 'info', message: 'fetched three sources' },
     ]);
-    await fetch(`${controlPlane.url}/api/ui/v1/executions/note`, {
+    await fetch(`${session.controlPlane.url}/api/ui/v1/executions/note`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-execution-id': id },
       body: JSON.stringify({ message: 'waiting on the model' }),
@@ -376,7 +348,9 @@ describe('executions', () => {
     await page.getByText('waiting on the model').waitFor();
     await page.getByRole('button', { name: 'Cancel execution' }).click();
     await page.locator('.page-head .badge', { hasText: 'cancelled' }).waitFor();
-    expect((await api('GET', `${controlPlane.url}/api/v1/executions/${id}`)).status).toBe('cancelled');
+    expect((await api('GET', `${session.controlPlane.url}/api/v1/executions/${id}`)).status).toBe(
+      'cancelled',
+    );
     await close(page);
   });
 
@@ -390,13 +364,13 @@ describe('executions', () => {
     });
     const { execution_id: id } = await api(
       'POST',
-      `${controlPlane.url}/api/v1/execute/async/${exampleAgent}.summarize`,
+      `${session.controlPlane.url}/api/v1/execute/async/${exampleAgent}.summarize`,
       { input: { text: 'Hook.' }, webhook: { url: `${receiver}/hook` } },
     );
     await eventually('precondition: the webhook is dead-lettered', async () => {
       const { deliveries } = await api(
         'GET',
-        `${controlPlane.url}/api/ui/v1/executions/${id}/webhook/deliveries`,
+        `${session.controlPlane.url}/api/ui/v1/executions/${id}/webhook/deliveries`,
       );
       return deliveries.at(-1)?.status === 'dead' ? true : undefined;
     });
@@ -452,8 +426,7 @@ describe('with SERVICE_API_KEY set', () => {
     await page.getByRole('link', { name: `keyed-${RUN}` }).waitFor();
     expect(await dialog.isVisible()).toBe(false);
     // The 401s before the key was entered are the expected console errors.
-    const seen = problems.get(page)!;
-    problems.set(page, []);
+    const seen = session.takeProblems(page);
     await close(page);
     expect(seen.length).toBeGreaterThan(0);
     expect(seen.every((line) => line.includes('401'))).toBe(true);
@@ -490,8 +463,7 @@ describe('a control plane with nothing registered, which then restarts', () => {
     await page.locator('.live[data-state="live"]').waitFor({ timeout: 30_000 });
 
     // While the server was down the browser logged refused connections; nothing else.
-    const seen = problems.get(page)!;
-    problems.set(page, []);
+    const seen = session.takeProblems(page);
     await close(page);
     expect(seen.filter((line) => !line.includes('ERR_CONNECTION_REFUSED'))).toEqual([]);
   });
@@ -509,7 +481,7 @@ describe('every page at 1280 and 390 px, light and dark', () => {
   for (const scheme of ['light', 'dark'] as const) {
     for (const width of [1280, 390]) {
       it(`${scheme} at ${width} px: no horizontal scroll, no serious or critical axe violation`, async () => {
-        const { executions } = await api('GET', `${controlPlane.url}/api/v1/executions?limit=1`);
+        const { executions } = await api('GET', `${session.controlPlane.url}/api/v1/executions?limit=1`);
         const executionId = executions[0].execution_id;
         const page = await open(ui('nodes'), { viewport: { width, height: 860 }, colorScheme: scheme });
         const backgrounds = new Set<string>();

@@ -1,20 +1,33 @@
 import './ops.css';
-import { type AnyRoute, createRoute } from '@tanstack/react-router';
-import { ConfigurationPage } from '../configuration/configuration-page.tsx';
-import { DiscoveryPage } from '../discovery/discovery-page.tsx';
-import { MemoryPage } from '../memory/memory-page.tsx';
-import { ObservabilityPage } from '../observability/observability-page.tsx';
-import { WebhooksPage } from '../webhooks/webhooks-page.tsx';
+import { type AnyRoute, createRoute, lazyRouteComponent } from '@tanstack/react-router';
 
-/** The operations pages' routes under the root route: memory, discovery, webhooks, forwarder, configs. */
+/**
+ * The operations pages' routes under the root route: memory, discovery, webhooks, forwarder,
+ * configs. Each page's code loads when its route is first visited or preloaded.
+ */
 export function opsRoutes<Root extends AnyRoute>(rootRoute: Root) {
-  const page = <Path extends string>(path: Path, component: () => React.JSX.Element) =>
+  const page = <Path extends string>(path: Path, component: ReturnType<typeof lazyRouteComponent>) =>
     createRoute({ getParentRoute: () => rootRoute, path, component });
   return [
-    page('/memory', MemoryPage),
-    page('/discovery', DiscoveryPage),
-    page('/webhooks', WebhooksPage),
-    page('/observability', ObservabilityPage),
-    page('/configuration', ConfigurationPage),
+    page(
+      '/memory',
+      lazyRouteComponent(() => import('../memory/memory-page.tsx'), 'MemoryPage'),
+    ),
+    page(
+      '/discovery',
+      lazyRouteComponent(() => import('../discovery/discovery-page.tsx'), 'DiscoveryPage'),
+    ),
+    page(
+      '/webhooks',
+      lazyRouteComponent(() => import('../webhooks/webhooks-page.tsx'), 'WebhooksPage'),
+    ),
+    page(
+      '/observability',
+      lazyRouteComponent(() => import('../observability/observability-page.tsx'), 'ObservabilityPage'),
+    ),
+    page(
+      '/configuration',
+      lazyRouteComponent(() => import('../configuration/configuration-page.tsx'), 'ConfigurationPage'),
+    ),
   ] as const;
 }

@@ -1,13 +1,18 @@
 import { useQueryClient } from '@tanstack/react-query';
 import { Link, Outlet, useRouterState } from '@tanstack/react-router';
-import { useCallback, useEffect, useState } from 'react';
+import { lazy, Suspense, useCallback, useEffect, useState } from 'react';
 import { KeyPrompt } from '../components/key-prompt.tsx';
 import { LiveIndicator } from '../components/live-indicator.tsx';
 import { useLiveEvents } from '../live/live-events.tsx';
 import { refreshOnEvent } from '../live/refresh.ts';
 import { NODES_KEY } from '../nodes/node-queries.ts';
-import { CommandPalette, usePaletteShortcut } from '../palette/command-palette.tsx';
+import { usePaletteShortcut } from '../palette/palette-shortcut.ts';
 import { OPS_PAGES } from './ops-pages.ts';
+
+/** The palette's code (cmdk and what it uses) loads the first time the palette is opened. */
+const CommandPalette = lazy(() =>
+  import('../palette/command-palette.tsx').then((module) => ({ default: module.CommandPalette })),
+);
 
 const NAV = [
   { to: '/', label: 'Overview' },
@@ -31,7 +36,12 @@ function useNodeRefresh(): void {
 export function Shell() {
   const [menuOpen, setMenuOpen] = useState(false);
   const [paletteOpen, setPaletteOpen] = useState(false);
-  const openPalette = useCallback(() => setPaletteOpen(true), []);
+  // Mounted from its first opening on, so it keeps its dialog (and its closing) afterwards.
+  const [paletteUsed, setPaletteUsed] = useState(false);
+  const openPalette = useCallback(() => {
+    setPaletteUsed(true);
+    setPaletteOpen(true);
+  }, []);
   const closePalette = useCallback(() => setPaletteOpen(false), []);
   usePaletteShortcut(openPalette);
   useNodeRefresh();
@@ -81,7 +91,11 @@ export function Shell() {
       <main id="main" className="main" tabIndex={-1}>
         <Outlet />
       </main>
-      <CommandPalette open={paletteOpen} onClose={closePalette} />
+      {paletteUsed ? (
+        <Suspense fallback={null}>
+          <CommandPalette open={paletteOpen} onClose={closePalette} />
+        </Suspense>
+      ) : null}
     </div>
   );
 }

@@ -6,20 +6,6 @@ import { OPS_PAGES } from '../app/ops-pages.ts';
 import type { NodeSummary } from '../nodes/node-queries.ts';
 import { NODES_KEY } from '../nodes/node-queries.ts';
 
-/** Opens the palette: Ctrl-K or Cmd-K anywhere, and the header's button. */
-export function usePaletteShortcut(open: () => void): void {
-  useEffect(() => {
-    function onKey(event: KeyboardEvent) {
-      if ((event.ctrlKey || event.metaKey) && event.key.toLowerCase() === 'k') {
-        event.preventDefault();
-        open();
-      }
-    }
-    window.addEventListener('keydown', onKey);
-    return () => window.removeEventListener('keydown', onKey);
-  }, [open]);
-}
-
 /**
  * The command palette: jump to a page, to a node the dashboard knows, or to the node, execution
  * or workflow whose id was typed. cmdk does the filtering and keyboard selection; it sits in a

@@ -110,11 +110,19 @@ export interface Position {
   y: number;
 }
 
-/** Top-left corner of each box, by execution id, from ELK's laid-out graph. */
-export function positionsOf(laidOut: {
-  children?: { id: string; x?: number; y?: number }[];
-}): Map<string, Position> {
+/**
+ * Top-left corner of each box, by execution id: its place in its layer (y) from ELK's laid-out
+ * graph, its layer's column (x) from the graph it was given. ELK widens the gap between two layers
+ * to fit the slopes of its own edge routes (by over 1,500 px beside a parent with hundreds of
+ * children); the page draws its own edges, which need only the fixed gap.
+ */
+export function positionsOf(
+  laidOut: { children?: { id: string; x?: number; y?: number }[] },
+  given: ElkInputGraph,
+): Map<string, Position> {
+  const columns = new Map(given.children.map((child) => [child.id, child.x]));
   const positions = new Map<string, Position>();
-  for (const child of laidOut.children ?? []) positions.set(child.id, { x: child.x ?? 0, y: child.y ?? 0 });
+  for (const child of laidOut.children ?? [])
+    positions.set(child.id, { x: columns.get(child.id) ?? child.x ?? 0, y: child.y ?? 0 });
   return positions;
 }

@@ -14,25 +14,41 @@ import {
 
 let elk: InstanceType<typeof ELK> | undefined;
 
-/** One ELK worker for the tab, started on the first layout (a workflow page opened). */
+/** Executions in the warm-up layout: a tree three calls wide, a few levels deep. */
+const WARM_UP_SIZE = 40;
+
+function warmUpWorkflow(): { nodes: DagNodeInput[]; edges: DagEdgeInput[] } {
+  const nodes: DagNodeInput[] = [{ id: 'warm-up-0', depth: 1 }];
+  const edges: DagEdgeInput[] = [];
+  for (let i = 1; i < WARM_UP_SIZE; i++) {
+    const parent = Math.floor((i - 1) / 3);
+    nodes.push({ id: `warm-up-${i}`, depth: (nodes[parent]?.depth ?? 0) + 1 });
+    edges.push({ from: `warm-up-${parent}`, to: `warm-up-${i}` });
+  }
+  return { nodes, edges };
+}
+
+/**
+ * The tab's one ELK worker, started the first time a workflow route matches (see
+ * startLayoutEngine) or, failing that, on the first layout.
+ */
 function layoutEngine(): InstanceType<typeof ELK> {
-  elk ??= new ELK({ workerFactory: () => new ElkWorker(), algorithms: ['layered'] });
+  if (elk) return elk;
+  elk = new ELK({ workerFactory: () => new ElkWorker(), algorithms: ['layered'] });
+  // A small workflow laid out right away runs ELK's start-up (loading and compiling its 1.4 MB of
+  // code, registering its algorithms) and warms the code a real layout runs, while the page still
+  // loads its code and fetches the DAG, instead of before (and during) the first real layout.
+  const { nodes, edges } = warmUpWorkflow();
+  void elk.layout(elkGraphOf(nodes, edges)).catch(() => {});
   return elk;
 }
 
 /**
- * Starts the worker and runs a two-box layout, so ELK's start-up (loading and compiling its
- * 1.4 MB of code, registering its algorithms) overlaps the page's fetch of the DAG instead of
- * adding to the first real layout.
+ * Starts the layout worker, once per tab. The router calls it as soon as a workflow route
+ * matches, before the workflow page's own code has loaded.
  */
-export function warmUpLayout(): void {
-  void layoutDag(
-    [
-      { id: 'warm-up-a', depth: 1 },
-      { id: 'warm-up-b', depth: 2 },
-    ],
-    [{ from: 'warm-up-a', to: 'warm-up-b' }],
-  ).catch(() => {});
+export function startLayoutEngine(): void {
+  layoutEngine();
 }
 
 /** Name of the performance measure each layout leaves (detail: how many executions). */
@@ -48,8 +64,9 @@ export async function layoutDag(
   edges: readonly DagEdgeInput[],
 ): Promise<Map<string, Position>> {
   const started = performance.now();
-  const laidOut = await layoutEngine().layout(elkGraphOf(nodes, edges));
-  const positions = positionsOf(laidOut);
+  const graph = elkGraphOf(nodes, edges);
+  const laidOut = await layoutEngine().layout(graph);
+  const positions = positionsOf(laidOut, graph);
   performance.measure(LAYOUT_MEASURE, { start: started, detail: { executions: nodes.length } });
   return positions;
 }

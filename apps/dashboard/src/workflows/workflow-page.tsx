@@ -1,16 +1,42 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from '@tanstack/react-router';
-import { useEffect, useMemo } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import './workflows.css';
 import { ProblemMessage } from '../components/problem-message.tsx';
 import { StatusBadge } from '../components/status-badge.tsx';
 import { useConnection } from '../connection/connection.tsx';
-import { DagGraph } from './dag-graph.tsx';
-import { warmUpLayout } from './elk-layout.ts';
+import type { DagGraph as DagGraphComponent } from './dag-graph.tsx';
+import { startLayoutEngine } from './elk-layout.ts';
 import { GanttTimeline } from './gantt-timeline.tsx';
 import { SharePanel } from './share-panel.tsx';
 import { useWorkflowLive } from './use-workflow-live.ts';
 import { type DagNode, TERMINAL, workflowDagQuery } from './workflow-queries.ts';
+
+/**
+ * The graph's code (xyflow, about 60 kB compressed) starts loading with this page's and is not
+ * waited for: the page shows and fetches the DAG meanwhile. Not React.lazy: React holds a
+ * suspended part's content back for up to 300 ms after its fallback showed, which would delay
+ * the graph by that much.
+ */
+const dagGraphModule = import('./dag-graph.tsx');
+type DagGraphView = typeof DagGraphComponent;
+
+function useDagGraph(): DagGraphView | undefined {
+  const [loaded, setLoaded] = useState<{ DagGraph: DagGraphView }>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    let current = true;
+    dagGraphModule.then(
+      (module) => current && setLoaded({ DagGraph: module.DagGraph }),
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
+  }, []);
+  if (error) throw error;
+  return loaded?.DagGraph;
+}
 
 /**
  * The graph draws at most this many executions (the oldest, as the API lists them): ELK lays out
@@ -32,8 +58,9 @@ function countByStatus(nodes: DagNode[]): [string, number][] {
 export function WorkflowPage() {
   const { workflowId } = useParams({ from: '/workflows/$workflowId' });
   const { client } = useConnection();
+  const DagGraph = useDagGraph();
   const dag = useQuery(workflowDagQuery(client, workflowId));
-  useEffect(() => warmUpLayout(), []);
+  useEffect(() => startLayoutEngine(), []);
   const nodes = dag.data?.nodes;
   const active = nodes?.some((node) => !TERMINAL.has(node.status)) ?? false;
   useWorkflowLive(workflowId, active);
@@ -91,7 +118,13 @@ export function WorkflowPage() {
           <div className="workflow-views">
             <section aria-labelledby="workflow-graph-heading" className="workflow-graph-section">
               <h2 id="workflow-graph-heading">Graph</h2>
-              <DagGraph nodes={graphNodes} edges={graphEdges} />
+              {DagGraph ? (
+                <DagGraph nodes={graphNodes} edges={graphEdges} />
+              ) : (
+                <div className="dag-graph" data-testid="workflow-graph" aria-busy="true">
+                  <p className="muted dag-graph-wait">Loading the graph…</p>
+                </div>
+              )}
             </section>
             <section aria-labelledby="workflow-timeline-heading" className="workflow-timeline-section">
               <h2 id="workflow-timeline-heading">Timeline</h2>
