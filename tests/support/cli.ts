@@ -1,0 +1,228 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { type RunningProcess, startNode } from './child-process.ts';
+import { type ControlPlaneProcess, startControlPlaneProcess } from './control-plane-process.ts';
+import { startExampleAgent } from './dashboard-session.ts';
+import { commandExamples, runShell, shellEnv } from './doc-examples.ts';
+import { type ThrowawayDatabase, throwawayDatabase } from './throwaway-database.ts';
+
+/**
+ * The command line as its users get it: the build, apps/cli/dist/switchyard.js, run by Node as a
+ * child process. turbo builds it before `npm test` (tests depend on @switchyard/cli); after
+ * changing its code, `npm run build -w @switchyard/cli`.
+ */
+export const CLI_ENTRY = fileURLToPath(new URL('../../apps/cli/dist/switchyard.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `switchyard <args>` with only the given environment (and PATH, HOME), its standard input
+ * closed unless `input` is given, and answers its exit status and output. Rejects if it runs
+ * longer than `timeoutMs`.
+ */
+export function runCli(
+  args: string[],
+  options: { env?: Record<string, string | undefined>; input?: string; timeoutMs?: number } = {},
+): Promise<CliResult> {
+  if (!existsSync(CLI_ENTRY)) {
+    throw new Error(`No CLI build at ${CLI_ENTRY}: run \`npm run build -w @switchyard/cli\` first.`);
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`switchyard ${args.join(' ')} ran too long; stdout: ${stdout} stderr: ${stderr}`));
+    }, options.timeoutMs ?? 30_000);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `switchyard <args>` and leaves it running (a `tail`, a `memory watch`). */
+export function startCli(args: string[], env: Record<string, string | undefined>): RunningProcess {
+  return startNode([CLI_ENTRY, ...args], { env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env } });
+}
+
+/**
+ * What the CLI tests run against: a control-plane process on a throwaway database (PostgreSQL
+ * when DATABASE_URL is set, PGlite otherwise) with an API key and a connector token, example
+ * agents started from examples/ on loopback, and a config file of their own.
+ */
+export interface CliSession {
+  controlPlane: ControlPlaneProcess;
+  apiKey: string;
+  connectorToken: string;
+  dir: string;
+  /** The environment a user of this control plane sets: SWITCHYARD_URL, SERVICE_API_KEY, a config file. */
+  env: Record<string, string>;
+  cli(
+    args: string[],
+    options?: { env?: Record<string, string | undefined>; input?: string },
+  ): Promise<CliResult>;
+  startExample(name: string, nodeId: string): Promise<RunningProcess>;
+  /** A call to the control plane's API with the key; throws, quoting the answer, unless it is 2xx. */
+  api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<any>;
+  /** Stops the control plane (SIGTERM) and starts it again on the same port and database. */
+  restartControlPlane(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startCliSession(options: {
+  databasePrefix: string;
+  env?: Record<string, string>;
+}): Promise<CliSession> {
+  const dir = mkdtempSync(path.join(tmpdir(), `${options.databasePrefix}-`));
+  const database: ThrowawayDatabase = await throwawayDatabase(options.databasePrefix);
+  const apiKey = 'cli-test-key';
+  const connectorToken = 'cli-test-connector-token';
+  const serverEnv = { SERVICE_API_KEY: apiKey, SERVICE_CONNECTOR_TOKEN: connectorToken, ...options.env };
+  let controlPlane = await startControlPlaneProcess({ dir, databaseUrl: database.url, env: serverEnv });
+  const processes: RunningProcess[] = [];
+  const session: CliSession = {
+    get controlPlane() {
+      return controlPlane;
+    },
+    apiKey,
+    connectorToken,
+    dir,
+    get env() {
+      return {
+        SWITCHYARD_URL: controlPlane.url,
+        SERVICE_API_KEY: apiKey,
+        SWITCHYARD_CONFIG_FILE: path.join(dir, 'cli-config.json'),
+      };
+    },
+    cli: (args, cliOptions = {}) =>
+      runCli(args, { env: { ...session.env, ...cliOptions.env }, input: cliOptions.input }),
+    async startExample(name, nodeId) {
+      const agent = await startExampleAgent({ controlPlaneUrl: controlPlane.url, name, nodeId, apiKey });
+      processes.push(agent);
+      return agent;
+    },
+    async api(method, route, body, headers = {}) {
+      const response = await fetch(`${controlPlane.url}${route}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-api-key': apiKey, ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await response.text();
+      if (!response.ok) throw new Error(`${method} ${route} answered ${response.status}: ${text}`);
+      return text ? JSON.parse(text) : null;
+    },
+    async restartControlPlane() {
+      const port = controlPlane.port;
+      await controlPlane.stop();
+      controlPlane = await startControlPlaneProcess({ dir, databaseUrl: database.url, port, env: serverEnv });
+    },
+    async stop() {
+      await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+      await controlPlane.stop();
+      await database.drop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return session;
+}
+
+// ---- Running the examples of a CLI docs page ------------------------------------------------
+
+/**
+ * A directory holding a `switchyard` command that runs the build, to put first on PATH so a
+ * page's commands run as a reader who installed the CLI runs them.
+ */
+export function cliBinDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-bin-'));
+  mkdirSync(dir, { recursive: true });
+  const bin = path.join(dir, 'switchyard');
+  writeFileSync(bin, `#!/bin/sh\nexec "${process.execPath}" "${CLI_ENTRY}" "$@"\n`);
+  chmodSync(bin, 0o755);
+  return dir;
+}
+
+/**
+ * Output as a page shows it, so a real run can be compared with it: ages (`4 s ago`), durations
+ * (`19 ms`, `2.4 s`), generated ids (`exec_…`), loopback ports and run-to-run column widths vary,
+ * everything else must be the same.
+ */
+export function normalizeOutput(text: string): string {
+  return text
+    .replace(/\b\d+ (s|m|h|d) ago\b/g, '<ago>')
+    .replace(/\b\d+(\.\d+)? (ms|s)\b/g, '<duration>')
+    .replace(/\b\d+ m \d+ s\b/g, '<duration>')
+    .replace(/\b([a-z]+)_[0-9a-hjkmnp-tv-z]{26}\b/g, '$1_<id>')
+    .replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z\b/g, '<time>')
+    .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
+    .split('\n')
+    .map((line) => line.replace(/ {2,}/g, '  ').trimEnd())
+    .join('\n')
+    .trim();
+}
+
+export interface PageCommandResult {
+  line: number;
+  command: string;
+  result: CliResult;
+  /** The ```text block the page shows after the command, if any. */
+  shown: string | undefined;
+}
+
+/**
+ * Runs every ```bash block of a CLI docs page in order, in a real shell with `switchyard` on
+ * PATH and the session's environment (SWITCHYARD_URL, SERVICE_API_KEY, config file), after
+ * `prepare` maps page values (ids) to real ones. Answers each result with what the page shows.
+ */
+export async function runPageCommands(
+  page: string,
+  env: Record<string, string>,
+  prepare: (command: string) => string = (command) => command,
+): Promise<PageCommandResult[]> {
+  const markdown = readFileSync(path.join(ROOT, page), 'utf8');
+  const bin = cliBinDir();
+  const results: PageCommandResult[] = [];
+  try {
+    for (const example of commandExamples(markdown)) {
+      const command = prepare(example.command.code);
+      const base = shellEnv();
+      const result = await runShell(command, {
+        cwd: ROOT,
+        env: { ...env, PATH: `${bin}:${base.PATH}` },
+        timeoutMs: 60_000,
+      });
+      results.push({
+        line: example.command.line,
+        command,
+        result,
+        shown: example.shown?.lang === 'text' ? example.shown.code : undefined,
+      });
+    }
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+  }
+  return results;
+}
