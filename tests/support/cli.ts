@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -175,6 +176,7 @@ export function normalizeOutput(text: string): string {
     .replace(/\b\d+ (s|m|h|d) ago\b/g, '<ago>')
     .replace(/\b\d+(\.\d+)? (ms|s)\b/g, '<duration>')
     .replace(/\b\d+ m \d+ s\b/g, '<duration>')
+    .replace(/"duration_ms": \d+(\.\d+)?/g, '"duration_ms": <n>')
     .replace(/\b([a-z]+)_[0-9a-hjkmnp-tv-z]{26}\b/g, '$1_<id>')
     .replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z\b/g, '<time>')
     .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
@@ -225,4 +227,64 @@ export async function runPageCommands(
     rmSync(bin, { recursive: true, force: true });
   }
   return results;
+}
+
+// ---- Agents written for a test --------------------------------------------------------------
+
+export type AgentFunction = (input: any, headers: IncomingHttpHeaders) => Promise<unknown>;
+
+export interface TestAgent {
+  nodeId: string;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An agent as the wire notes describe one, on 127.0.0.1: it serves POST /reasoners/{id} (a
+ * function's answer, or 500 with the message of what it threw) and GET /health, registers with
+ * the control plane and reports itself ready.
+ */
+export async function startTestAgent(
+  session: Pick<CliSession, 'api'>,
+  nodeId: string,
+  functions: Record<string, AgentFunction>,
+  version = '1.0.0',
+): Promise<TestAgent> {
+  const server = createServer(async (req: IncomingMessage, res: ServerResponse) => {
+    const answer = (status: number, body: unknown) => {
+      if (res.headersSent || res.destroyed) return;
+      res.writeHead(status, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    if (req.method === 'GET' && req.url === '/health') return answer(200, { status: 'ok' });
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const fn = functions[/^\/reasoners\/([\w-]+)$/.exec(req.url ?? '')?.[1] ?? ''];
+    if (req.method !== 'POST' || !fn) return answer(404, { error: 'no such function' });
+    try {
+      const text = Buffer.concat(chunks).toString('utf8');
+      return answer(200, await fn(text ? JSON.parse(text) : {}, req.headers));
+    } catch (error) {
+      return answer(500, { error: (error as Error).message });
+    }
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  await session.api('POST', '/api/v1/nodes/register', {
+    id: nodeId,
+    version,
+    base_url: url,
+    deployment_type: 'long_running',
+    reasoners: Object.keys(functions).map((id) => ({ id, input_schema: { type: 'object' } })),
+    skills: [],
+  });
+  await session.api('POST', `/api/v1/nodes/${nodeId}/lifecycle/status`, { status: 'ready' });
+  return {
+    nodeId,
+    url,
+    async stop() {
+      server.closeAllConnections();
+      await new Promise((done) => server.close(done));
+    },
+  };
 }

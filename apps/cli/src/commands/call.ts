@@ -16,6 +16,8 @@ interface CallOptions {
   workflow?: string;
   session?: string;
   actor?: string;
+  webhook?: string;
+  webhookSecret?: string;
 }
 
 /** The input object from exactly one of --input, --input-file and key=value pairs ({} for none). */
@@ -93,7 +95,12 @@ export function registerCallCommands(program: Command, ctx: Context): void {
       .option('--wait', 'queue the execution and follow it until it ends (a spinner on a terminal)')
       .option('--workflow <id>', 'the workflow the execution belongs to (X-Workflow-ID)')
       .option('--session <id>', 'the session id sent to the agent (X-Session-ID)')
-      .option('--actor <id>', 'who the call is made for (X-Actor-ID)'),
+      .option('--actor <id>', 'who the call is made for (X-Actor-ID)')
+      .option(
+        '--webhook <url>',
+        'with --async or --wait: POST the outcome to this URL when the execution ends',
+      )
+      .option('--webhook-secret <secret>', 'sign the webhook with this secret (HMAC-SHA256)'),
     'switchyard call hello-agent.summarize text="One. Two. Three." max_sentences=1',
     'switchyard call hello-agent.skill:word_count --input \'{"text": "a b c"}\' --json',
     'id=$(switchyard call hello-agent.summarize text="One." --async) && switchyard run "$id"',
@@ -105,14 +112,23 @@ export function registerCallCommands(program: Command, ctx: Context): void {
       ...(options.session ? { 'X-Session-ID': options.session } : {}),
       ...(options.actor ? { 'X-Actor-ID': options.actor } : {}),
     };
+    if (options.webhook && !(options.async || options.wait)) {
+      throw new UsageError('--webhook needs --async or --wait: a synchronous call answers with its result.');
+    }
     if (options.async || options.wait) {
+      const webhook = options.webhook
+        ? { url: options.webhook, ...(options.webhookSecret ? { secret: options.webhookSecret } : {}) }
+        : undefined;
       const ack = await unwrap(
         ctx.client.POST('/api/v1/execute/async/{target}', {
           params: { path: { target } },
-          body: { input },
+          body: { input, ...(webhook ? { webhook } : {}) },
           headers,
         }),
       );
+      if (ack.webhook_error) {
+        ctx.note(ctx.errColours.yellow(`warning: the webhook was not registered: ${ack.webhook_error}`));
+      }
       if (!options.wait) {
         if (ctx.json) ctx.printJson(ack);
         else ctx.print(ack.execution_id);
