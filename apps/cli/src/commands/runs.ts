@@ -7,6 +7,7 @@ import {
   type ExecutionRecord,
   type ExecutionStatus,
   getExecution,
+  waitForExecution,
 } from '../executions.ts';
 import { ago, cell, duration, indent, table } from '../format.ts';
 import { examples } from '../help.ts';
@@ -125,11 +126,13 @@ export function registerRunCommands(program: Command, ctx: Context): void {
       .description(
         'Show one execution: its record, result or error, log entries, notes and webhook deliveries.',
       )
-      .argument('<execution-id>', 'the execution id (exec_...)'),
+      .argument('<execution-id>', 'the execution id (exec_...)')
+      .option('--wait', 'first follow the execution until it ends (a spinner on a terminal)'),
     'switchyard run exec_3v8b1n6r4t9c2d7f5k0m3q8w1x',
+    'id=$(switchyard call hello-agent.summarize text="One. Two." --async) && switchyard run "$id" --wait',
     'switchyard run exec_3v8b1n6r4t9c2d7f5k0m3q8w1x --json',
-  ).action(async (id: string) => {
-    const record = await getExecution(ctx, id);
+  ).action(async (id: string, options: { wait?: boolean }) => {
+    const record = options.wait ? await waitForExecution(ctx, id) : await getExecution(ctx, id);
     const [logs, deliveries] = await Promise.all([
       allLogs(ctx, id),
       unwrap(
