@@ -29,6 +29,7 @@ const COMMANDS = [
   ['run'],
   ['cancel'],
   ['retry-webhook'],
+  ['tail'],
   ['config'],
   ['config', 'set'],
   ['config', 'unset'],

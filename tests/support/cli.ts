@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { type RunningProcess, startNode } from './child-process.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from './control-plane-process.ts';
 import { startExampleAgent } from './dashboard-session.ts';
-import { commandExamples, runShell, shellEnv } from './doc-examples.ts';
+import { type BackgroundCommand, commandExamples, runShell, shellEnv, startShell } from './doc-examples.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from './throwaway-database.ts';
 
 /**
@@ -176,9 +176,11 @@ export function normalizeOutput(text: string): string {
     .replace(/\b\d+ (s|m|h|d) ago\b/g, '<ago>')
     .replace(/\b\d+(\.\d+)? (ms|s)\b/g, '<duration>')
     .replace(/\b\d+ m \d+ s\b/g, '<duration>')
-    .replace(/"duration_ms": \d+(\.\d+)?/g, '"duration_ms": <n>')
+    .replace(/"duration_ms": ?\d+(\.\d+)?/g, '"duration_ms": <n>')
     .replace(/\b([a-z]+)_[0-9a-hjkmnp-tv-z]{26}\b/g, '$1_<id>')
     .replace(/\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z\b/g, '<time>')
+    .replace(/\b\d{2}:\d{2}:\d{2}\.\d{3}\b/g, '<clock>')
+    .replace(/\b\d+-\d+\b/g, '<event-id>')
     .replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:<port>')
     .split('\n')
     .map((line) => line.replace(/ {2,}/g, '  ').trimEnd())
@@ -194,10 +196,17 @@ export interface PageCommandResult {
   shown: string | undefined;
 }
 
+/** Commands that follow a stream until stopped: a page shows what they print meanwhile. */
+const FOLLOWS = /^switchyard (tail|memory watch)\b/;
+
 /**
  * Runs every ```bash block of a CLI docs page in order, in a real shell with `switchyard` on
  * PATH and the session's environment (SWITCHYARD_URL, SERVICE_API_KEY, config file), after
  * `prepare` maps page values (ids) to real ones. Answers each result with what the page shows.
+ *
+ * A `switchyard tail` or `switchyard memory watch` is left running, as in a second terminal, once
+ * it says it is live; after the next command has run, it is given until it printed as many lines
+ * as the page shows, then stopped (SIGTERM, as Ctrl-C), and its output is its result.
  */
 export async function runPageCommands(
   page: string,
@@ -207,23 +216,52 @@ export async function runPageCommands(
   const markdown = readFileSync(path.join(ROOT, page), 'utf8');
   const bin = cliBinDir();
   const results: PageCommandResult[] = [];
+  const shellPath = `${bin}:${shellEnv().PATH}`;
+  let following:
+    | { line: number; command: string; shown: string | undefined; run: BackgroundCommand }
+    | undefined;
+  const finishFollowing = async () => {
+    if (!following) return;
+    const { run, shown } = following;
+    const wanted = shown === undefined ? 0 : shown.trim().split('\n').length;
+    const deadline = Date.now() + 15_000;
+    while (run.stdout().trim().split('\n').filter(Boolean).length < wanted && Date.now() < deadline) {
+      await new Promise((done) => setTimeout(done, 100));
+    }
+    await run.stop();
+    const code = await run.exited();
+    const stdout = run.stdout();
+    results.push({
+      line: following.line,
+      command: following.command,
+      // The page shows what it printed on stdout; its notes on stderr (live, reconnecting) vary.
+      result: { code, stdout, stderr: '' },
+      shown,
+    });
+    following = undefined;
+  };
   try {
     for (const example of commandExamples(markdown)) {
       const command = prepare(example.command.code);
-      const base = shellEnv();
+      const shown = example.shown?.lang === 'text' ? example.shown.code : undefined;
+      if (FOLLOWS.test(command.trim())) {
+        await finishFollowing();
+        const run = startShell(command, { cwd: ROOT, env: { ...env, PATH: shellPath } });
+        await run.waitFor(': live');
+        following = { line: example.command.line, command, shown, run };
+        continue;
+      }
       const result = await runShell(command, {
         cwd: ROOT,
-        env: { ...env, PATH: `${bin}:${base.PATH}` },
+        env: { ...env, PATH: shellPath },
         timeoutMs: 60_000,
       });
-      results.push({
-        line: example.command.line,
-        command,
-        result,
-        shown: example.shown?.lang === 'text' ? example.shown.code : undefined,
-      });
+      results.push({ line: example.command.line, command, result, shown });
+      await finishFollowing();
     }
+    await finishFollowing();
   } finally {
+    await following?.run.stop();
     rmSync(bin, { recursive: true, force: true });
   }
   return results;

@@ -3,6 +3,7 @@ import { registerCallCommands } from './commands/call.ts';
 import { registerConfigCommands } from './commands/config.ts';
 import { registerNodeCommands } from './commands/nodes.ts';
 import { registerRunCommands } from './commands/runs.ts';
+import { registerTailCommand } from './commands/tail.ts';
 import type { Context } from './context.ts';
 import { examples } from './help.ts';
 
@@ -36,6 +37,7 @@ export function buildProgram(ctx: Context): Command {
   registerNodeCommands(program, ctx);
   registerCallCommands(program, ctx);
   registerRunCommands(program, ctx);
+  registerTailCommand(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
