@@ -30,6 +30,7 @@ const COMMANDS = [
   ['cancel'],
   ['retry-webhook'],
   ['tail'],
+  ['dag'],
   ['config'],
   ['config', 'set'],
   ['config', 'unset'],

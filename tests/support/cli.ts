@@ -8,6 +8,8 @@ import { type RunningProcess, startNode } from './child-process.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from './control-plane-process.ts';
 import { startExampleAgent } from './dashboard-session.ts';
 import { type BackgroundCommand, commandExamples, runShell, shellEnv, startShell } from './doc-examples.ts';
+import { eventually } from './eventually.ts';
+import { freePort } from './free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from './throwaway-database.ts';
 
 /**
@@ -87,6 +89,11 @@ export interface CliSession {
     options?: { env?: Record<string, string | undefined>; input?: string },
   ): Promise<CliResult>;
   startExample(name: string, nodeId: string): Promise<RunningProcess>;
+  /**
+   * Runs `node examples/<file> <args>` as the docs show it (CONTROL_PLANE_URL, AGENT_PORT,
+   * SERVICE_API_KEY) and waits until the control plane reports `nodeId` ready.
+   */
+  startExampleWith(file: string, args: string[], nodeId: string): Promise<RunningProcess>;
   /** A call to the control plane's API with the key; throws, quoting the answer, unless it is 2xx. */
   api(method: string, route: string, body?: unknown, headers?: Record<string, string>): Promise<any>;
   /** Stops the control plane (SIGTERM) and starts it again on the same port and database. */
@@ -124,6 +131,26 @@ export async function startCliSession(options: {
     async startExample(name, nodeId) {
       const agent = await startExampleAgent({ controlPlaneUrl: controlPlane.url, name, nodeId, apiKey });
       processes.push(agent);
+      return agent;
+    },
+    async startExampleWith(file, args, nodeId) {
+      const agent = startNode([path.join(ROOT, 'examples', file), ...args], {
+        env: {
+          PATH: process.env.PATH,
+          CONTROL_PLANE_URL: controlPlane.url,
+          AGENT_PORT: String(await freePort()),
+          SERVICE_API_KEY: apiKey,
+        },
+      });
+      processes.push(agent);
+      await eventually(
+        `precondition: agent ${nodeId} turns ready`,
+        async () => {
+          const node = await session.api('GET', `/api/v1/nodes/${nodeId}`).catch(() => undefined);
+          return node?.lifecycle_status === 'ready' ? true : undefined;
+        },
+        () => agent.output(),
+      );
       return agent;
     },
     async api(method, route, body, headers = {}) {

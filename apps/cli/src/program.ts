@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { registerCallCommands } from './commands/call.ts';
 import { registerConfigCommands } from './commands/config.ts';
+import { registerDagCommand } from './commands/dag.ts';
 import { registerNodeCommands } from './commands/nodes.ts';
 import { registerRunCommands } from './commands/runs.ts';
 import { registerTailCommand } from './commands/tail.ts';
@@ -38,6 +39,7 @@ export function buildProgram(ctx: Context): Command {
   registerCallCommands(program, ctx);
   registerRunCommands(program, ctx);
   registerTailCommand(program, ctx);
+  registerDagCommand(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
