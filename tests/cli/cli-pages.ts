@@ -11,7 +11,7 @@ export async function checkCliPage(
   page: string,
   env: Record<string, string>,
   expectedCommands: number,
-  prepare?: (command: string) => string,
+  prepare?: (command: string) => string | Promise<string>,
   /** Replaces what differs on this machine (a path) in what a command printed with what the page shows. */
   localizeOutput: (text: string) => string = (text) => text,
 ): Promise<PageCommandResult[]> {

@@ -238,7 +238,7 @@ const FOLLOWS = /^switchyard (tail|memory watch)\b/;
 export async function runPageCommands(
   page: string,
   env: Record<string, string>,
-  prepare: (command: string) => string = (command) => command,
+  prepare: (command: string) => string | Promise<string> = (command) => command,
 ): Promise<PageCommandResult[]> {
   const markdown = readFileSync(path.join(ROOT, page), 'utf8');
   const bin = cliBinDir();
@@ -269,7 +269,7 @@ export async function runPageCommands(
   };
   try {
     for (const example of commandExamples(markdown)) {
-      const command = prepare(example.command.code);
+      const command = await prepare(example.command.code);
       const shown = example.shown?.lang === 'text' ? example.shown.code : undefined;
       if (FOLLOWS.test(command.trim())) {
         await finishFollowing();

@@ -1,4 +1,5 @@
 import { Command, Option } from 'commander';
+import { registerApprovalCommands } from './commands/approvals.ts';
 import { registerCallCommands } from './commands/call.ts';
 import { registerConfigCommands } from './commands/config.ts';
 import { registerDagCommand } from './commands/dag.ts';
@@ -40,6 +41,7 @@ export function buildProgram(ctx: Context): Command {
   registerRunCommands(program, ctx);
   registerTailCommand(program, ctx);
   registerDagCommand(program, ctx);
+  registerApprovalCommands(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
