@@ -232,8 +232,9 @@ const FOLLOWS = /^switchyard (tail|memory watch)\b/;
  * `prepare` maps page values (ids) to real ones. Answers each result with what the page shows.
  *
  * A `switchyard tail` or `switchyard memory watch` is left running, as in a second terminal, once
- * it says it is live; after the next command has run, it is given until it printed as many lines
- * as the page shows, then stopped (SIGTERM, as Ctrl-C), and its output is its result.
+ * it says it is live, while the page's next commands run; when the page starts another one, or
+ * has no command left, it is given until it printed as many lines as the page shows, then stopped
+ * (SIGTERM, as Ctrl-C), and its output is its result.
  */
 export async function runPageCommands(
   page: string,
@@ -284,7 +285,6 @@ export async function runPageCommands(
         timeoutMs: 60_000,
       });
       results.push({ line: example.command.line, command, result, shown });
-      await finishFollowing();
     }
     await finishFollowing();
   } finally {

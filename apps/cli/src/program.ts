@@ -3,6 +3,7 @@ import { registerApprovalCommands } from './commands/approvals.ts';
 import { registerCallCommands } from './commands/call.ts';
 import { registerConfigCommands } from './commands/config.ts';
 import { registerDagCommand } from './commands/dag.ts';
+import { registerMemoryCommands } from './commands/memory.ts';
 import { registerNodeCommands } from './commands/nodes.ts';
 import { registerRunCommands } from './commands/runs.ts';
 import { registerTailCommand } from './commands/tail.ts';
@@ -42,6 +43,7 @@ export function buildProgram(ctx: Context): Command {
   registerTailCommand(program, ctx);
   registerDagCommand(program, ctx);
   registerApprovalCommands(program, ctx);
+  registerMemoryCommands(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
