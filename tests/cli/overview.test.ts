@@ -40,6 +40,7 @@ const COMMANDS = [
   ['memory', 'delete'],
   ['memory', 'list'],
   ['memory', 'watch'],
+  ['share'],
   ['config'],
   ['config', 'set'],
   ['config', 'unset'],

@@ -6,6 +6,7 @@ import { registerDagCommand } from './commands/dag.ts';
 import { registerMemoryCommands } from './commands/memory.ts';
 import { registerNodeCommands } from './commands/nodes.ts';
 import { registerRunCommands } from './commands/runs.ts';
+import { registerShareCommand } from './commands/share.ts';
 import { registerTailCommand } from './commands/tail.ts';
 import type { Context } from './context.ts';
 import { examples } from './help.ts';
@@ -44,6 +45,7 @@ export function buildProgram(ctx: Context): Command {
   registerDagCommand(program, ctx);
   registerApprovalCommands(program, ctx);
   registerMemoryCommands(program, ctx);
+  registerShareCommand(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
