@@ -3,7 +3,7 @@ import { normalizeOutput, type PageCommandResult, runPageCommands } from '../sup
 
 /**
  * Runs every command of a CLI docs page against the session and holds each to the page: it must
- * exit 0 unless the page says otherwise (a ```text block starting with `error:` shows a failure,
+ * exit 0 unless the page says otherwise (a ```text block with a line starting `error:` shows a failure,
  * exit 1), and print what the ```text block after it shows, ages, durations, ids and ports aside.
  * Answers the results, for further checks.
  */
@@ -21,7 +21,7 @@ export async function checkCliPage(
   );
   for (const { line, command, result, shown } of results) {
     const where = `${page}:${line} \`${command}\`\nstdout: ${result.stdout}\nstderr: ${result.stderr}`;
-    expect(result.code, where).toBe(shown !== undefined && /^error:/.test(shown.trim()) ? 1 : 0);
+    expect(result.code, where).toBe(shown !== undefined && /^error:/m.test(shown) ? 1 : 0);
     if (shown !== undefined) {
       const printed = localizeOutput(`${result.stdout}${result.stderr}`);
       expect(normalizeOutput(printed), where).toBe(normalizeOutput(shown));

@@ -41,6 +41,8 @@ const COMMANDS = [
   ['memory', 'list'],
   ['memory', 'watch'],
   ['share'],
+  ['doctor'],
+  ['completion'],
   ['config'],
   ['config', 'set'],
   ['config', 'unset'],
@@ -56,7 +58,7 @@ describe('switchyard', () => {
     for (const words of [[], ...COMMANDS]) {
       const { code, stdout } = await runCli([...words, '--help']);
       expect(code, words.join(' ')).toBe(0);
-      expect(stdout, words.join(' ')).toMatch(/\nExamples:\n {2}\$ switchyard /);
+      expect(stdout, words.join(' ')).toMatch(/\nExamples:\n {2}\$ .*switchyard /);
     }
   });
 

@@ -1,8 +1,10 @@
 import { Command, Option } from 'commander';
 import { registerApprovalCommands } from './commands/approvals.ts';
 import { registerCallCommands } from './commands/call.ts';
+import { registerCompletionCommand } from './commands/completion.ts';
 import { registerConfigCommands } from './commands/config.ts';
 import { registerDagCommand } from './commands/dag.ts';
+import { registerDoctorCommand } from './commands/doctor.ts';
 import { registerMemoryCommands } from './commands/memory.ts';
 import { registerNodeCommands } from './commands/nodes.ts';
 import { registerRunCommands } from './commands/runs.ts';
@@ -46,6 +48,8 @@ export function buildProgram(ctx: Context): Command {
   registerApprovalCommands(program, ctx);
   registerMemoryCommands(program, ctx);
   registerShareCommand(program, ctx);
+  registerDoctorCommand(program, ctx);
+  registerCompletionCommand(program, ctx);
   registerConfigCommands(program, ctx);
   return program;
 }
