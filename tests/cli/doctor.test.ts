@@ -15,7 +15,7 @@ import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSession, runCli, startCliSession } from '../support/cli.ts';
 import { startControlPlaneProcess } from '../support/control-plane-process.ts';
-import { ensureDebianPackages, isExecutable } from '../support/debian-packages.ts';
+import { ensureZsh, ZSH, ZSH_INSTALL_TIMEOUT_MS } from '../support/zsh.ts';
 import { checkCliPage } from './cli-pages.ts';
 
 const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
@@ -126,40 +126,40 @@ describe('switchyard completion', () => {
     expect(complete('switchyard', 'share', '--no')).toBe('--no-redact');
   });
 
-  it('completes in zsh, through the functions zsh calls', async () => {
-    await ensureDebianPackages({
-      packages: ['zsh'],
-      present: () => isExecutable('/usr/bin/zsh'),
-      howToInstall: 'sudo apt-get install zsh',
-    });
-    const { stdout } = await runCli(['completion', 'zsh']);
-    const script = join(session.dir, '_switchyard');
-    writeFileSync(script, stdout);
-    expect(stdout.split('\n')[0]).toBe('#compdef switchyard');
-    // zsh's own _describe, compadd and _files only run inside a completion widget: stand-ins print
-    // what the script hands them.
-    const complete = (...words: string[]) =>
-      execFileSync('/usr/bin/zsh', [
-        '-f',
-        '-c',
-        `_describe() { print -l -- \${(P)2}; }; compadd() { shift; print -l -- "$@"; }; _files() { print files; }
+  it(
+    'completes in zsh, through the functions zsh calls',
+    async () => {
+      await ensureZsh();
+      const { stdout } = await runCli(['completion', 'zsh']);
+      const script = join(session.dir, '_switchyard');
+      writeFileSync(script, stdout);
+      expect(stdout.split('\n')[0]).toBe('#compdef switchyard');
+      // zsh's own _describe, compadd and _files only run inside a completion widget: stand-ins print
+      // what the script hands them.
+      const complete = (...words: string[]) =>
+        execFileSync(ZSH, [
+          '-f',
+          '-c',
+          `_describe() { print -l -- \${(P)2}; }; compadd() { shift; print -l -- "$@"; }; _files() { print files; }
 source ${script}
 words=(${words.map((w) => `'${w}'`).join(' ')}); CURRENT=${words.length}; _switchyard`,
-      ])
-        .toString()
-        .trim()
-        .split('\n');
-    expect(complete('switchyard', '')).toContain(
-      'memory:Read, write, list and watch key-value memory, in the global scope or a named one.',
-    );
-    expect(complete('switchyard', 'memory', '')).toContain(
-      'watch:Follow memory changes live until Ctrl-C; a dropped connection resumes after the last change seen, none lost.',
-    );
-    expect(complete('switchyard', 'runs', '--')).toEqual(
-      expect.arrayContaining(['--status', '--since', '--json']),
-    );
-    expect(complete('switchyard', 'node', '')).toEqual(['files']);
-  });
+        ])
+          .toString()
+          .trim()
+          .split('\n');
+      expect(complete('switchyard', '')).toContain(
+        'memory:Read, write, list and watch key-value memory, in the global scope or a named one.',
+      );
+      expect(complete('switchyard', 'memory', '')).toContain(
+        'watch:Follow memory changes live until Ctrl-C; a dropped connection resumes after the last change seen, none lost.',
+      );
+      expect(complete('switchyard', 'runs', '--')).toEqual(
+        expect.arrayContaining(['--status', '--since', '--json']),
+      );
+      expect(complete('switchyard', 'node', '')).toEqual(['files']);
+    },
+    ZSH_INSTALL_TIMEOUT_MS,
+  );
 
   it('refuses another shell: bad usage', async () => {
     expect((await runCli(['completion', 'fish'])).code).toBe(2);

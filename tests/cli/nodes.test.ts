@@ -3,9 +3,10 @@
  * control plane (PGlite, or PostgreSQL when DATABASE_URL is set) with the first example agent
  * registered on loopback. Every command of content/reference/cli-nodes.md runs as the page shows.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliSession, runCli, startCliSession } from '../support/cli.ts';
+import { type CliSession, runCli, startCli, startCliSession } from '../support/cli.ts';
 import { startControlPlaneProcess } from '../support/control-plane-process.ts';
 import { checkCliPage } from './cli-pages.ts';
 
@@ -192,6 +193,29 @@ describe('switchyard weight', () => {
       expect(stderr).toContain('fix: Add versions:write to connector.capabilities');
     } finally {
       await readOnly.stop();
+    }
+  });
+});
+
+describe('README.md', () => {
+  it('every CLI command of the quick start runs against the control plane, as README shows it', async () => {
+    const readme = readFileSync(fileURLToPath(new URL('../../README.md', import.meta.url)), 'utf8');
+    const commands = [...readme.matchAll(/\| `npx switchyard ([^`]+)` \|/g)].map((match) => match[1]!);
+    expect(commands).toHaveLength(5);
+    for (const command of commands) {
+      const args = [...command.matchAll(/(\w[\w.-]*=)?"([^"]*)"|(\S+)/g)].map((m) =>
+        m[2] !== undefined ? `${m[1] ?? ''}${m[2]}` : m[3]!,
+      );
+      // tail follows events until stopped: it must get live, then it is stopped as Ctrl-C does.
+      if (args[0] === 'tail') {
+        const tail = startCli(args, session.env);
+        await tail.waitFor(/execution events: live/);
+        await tail.stop('SIGINT');
+        expect(tail.child.exitCode, command).toBe(0);
+        continue;
+      }
+      const { code, stderr } = await session.cli(args);
+      expect(code, `${command}: ${stderr}`).toBe(0);
     }
   });
 });
