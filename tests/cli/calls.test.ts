@@ -4,11 +4,20 @@
  * loopback whose functions fail or take their time. Every command of
  * content/reference/cli-calls.md runs as the page shows.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify, stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CliSession, runCli, startCliSession, startTestAgent, type TestAgent } from '../support/cli.ts';
+import {
+  CLI_ENTRY,
+  type CliSession,
+  runCli,
+  startCliSession,
+  startTestAgent,
+  type TestAgent,
+} from '../support/cli.ts';
 import { checkCliPage } from './cli-pages.ts';
 
 let session: CliSession;
@@ -139,6 +148,17 @@ describe('switchyard call --async and --wait', () => {
     expect(code, stderr).toBe(0);
     expect(JSON.parse(stdout)).toEqual({ slept: true, input: { k: 'v' } });
     expect(stderr).toMatch(/^exec_\w+ succeeded in \d\.\d s\n$/);
+  });
+
+  it('--wait draws a spinner with the status on a terminal', async () => {
+    // script(1) (util-linux, in every Debian) runs the command on a pseudo-terminal. Not a
+    // synchronous exec: the agent answering the call runs in this process.
+    const command = `"${process.execPath}" "${CLI_ENTRY}" call calls-agent.slow --wait`;
+    const { stdout: output } = await promisify(execFile)('script', ['-qec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH, ...session.env },
+    });
+    expect(stripVTControlCharacters(output)).toMatch(/[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] exec_\w{26}: (queued|running)/);
+    expect(output).toContain('"slept": true');
   });
 
   it('--wait exits 1 when the execution fails, and --json prints its final record', async () => {
