@@ -62,9 +62,8 @@ function report(
     error_message?: string;
     duration_ms: number | null;
   },
-  document: unknown,
 ): void {
-  if (ctx.json) ctx.printJson(document);
+  if (ctx.json) ctx.printJson(record);
   else if (record.status === 'succeeded') {
     ctx.print(JSON.stringify(record.result ?? null, null, 2));
     ctx.note(ctx.errColours.dim(`${record.execution_id} succeeded in ${duration(record.duration_ms)}`));
@@ -135,7 +134,7 @@ export function registerCallCommands(program: Command, ctx: Context): void {
         return;
       }
       const record: ExecutionRecord = await waitForExecution(ctx, ack.execution_id);
-      return report(ctx, record, record);
+      return report(ctx, record);
     }
     let answer: {
       execution_id: string;
@@ -167,6 +166,6 @@ export function registerCallCommands(program: Command, ctx: Context): void {
       }
       throw error;
     }
-    report(ctx, answer, answer);
+    report(ctx, answer);
   });
 }
