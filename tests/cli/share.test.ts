@@ -88,6 +88,37 @@ describe('switchyard share', () => {
     expect(JSON.stringify(stored)).toContain('Points move');
   });
 
+  it('without a docs site of its own, lets the control plane publish to the one it is configured with', async () => {
+    const withDocs = await startCliSession({
+      databasePrefix: 'sy_cli_share_cp',
+      env: { SWITCHYARD_DOCS_URL: docs.url },
+    });
+    try {
+      await withDocs.startExample('first-agent/agent.mjs', 'hello-agent');
+      await withDocs.cli([
+        'call',
+        'hello-agent.summarize',
+        'text=Points move.',
+        '--workflow',
+        'wf-cli-share-cp',
+      ]);
+      const { code, stdout, stderr } = await withDocs.cli([
+        'share',
+        'wf-cli-share-cp',
+        '--title',
+        'Via the control plane',
+      ]);
+      expect(code, stderr).toBe(0);
+      const url = stdout.trim();
+      expect(url).toMatch(new RegExp(`^${docs.url}/s/run_[0-9a-z]{26}$`));
+      const page = await fetch(url);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Via the control plane');
+    } finally {
+      await withDocs.stop();
+    }
+  });
+
   it('without a docs site anywhere, says where to name one: exit 1', async () => {
     const { code, stderr } = await session.cli(['share', 'wf-cli-share']);
     expect(code).toBe(1);
