@@ -2,7 +2,7 @@
  * What README.md, CONTRIBUTING.md and the quick start (content/getting-started/quickstart.md) say
  * a machine needs is what the repository asks for: the Node versions are the `engines` of the root
  * package.json, and README names every Debian package the test helpers install with apt-get (the
- * constants of tests/support/chromium.ts, nginx.ts and promtool.ts). Each would drift silently
+ * constants of tests/support/chromium.ts, nginx.ts, promtool.ts and zsh.ts). Each would drift silently
  * otherwise: nothing runs these sentences.
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { CHROMIUM_PACKAGES } from '../support/chromium.ts';
 import { NGINX_PACKAGES } from '../support/nginx.ts';
 import { PROMETHEUS_PACKAGES } from '../support/promtool.ts';
+import { ZSH_PACKAGES } from '../support/zsh.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** The documents that tell a reader which Node to install. */
@@ -21,6 +22,7 @@ const INSTALLERS = {
   'tests/support/chromium.ts': CHROMIUM_PACKAGES,
   'tests/support/nginx.ts': NGINX_PACKAGES,
   'tests/support/promtool.ts': PROMETHEUS_PACKAGES,
+  'tests/support/zsh.ts': ZSH_PACKAGES,
 };
 
 function read(path: string): string {
