@@ -65,7 +65,7 @@ const EXAMPLE_AGENT = join(ROOT, 'examples/first-agent/agent.mjs');
  * The ```bash blocks of the tutorial. A new block must be runnable by this test: raise the count
  * once it is (every block is run by the loop below, which refuses commands it cannot run).
  */
-const TUTORIAL_COMMANDS = 9;
+const TUTORIAL_COMMANDS = 13;
 
 /** Numbers that are measurements, different on every run. */
 const MEASURED = new Set(['duration_ms', 'last_check_duration_ms', 'response_time']);

@@ -1,3 +1,6 @@
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { cliBinDir, normalizeOutput } from './cli.ts';
 import {
   type BackgroundCommand,
   type CommandExample,
@@ -6,6 +9,7 @@ import {
   parseSse,
   runShell,
   shapeDifferences,
+  shellEnv,
   sseDifferences,
   startShell,
 } from './doc-examples.ts';
@@ -23,6 +27,9 @@ import {
  * - A `node …` that starts an example agent is left running in another terminal (`startAgent`):
  *   it must print what the page shows, or, when the page is run again and the first agent still
  *   holds the port, the one line the page shows for a taken port.
+ * - A `switchyard …` runs the built command line against the page's control plane (the page's
+ *   `http://127.0.0.1:8080`, localized, as SWITCHYARD_URL; no settings file) and must exit 0 and
+ *   print the ```text block after it, ages, durations, ids and ports aside (`normalizeOutput`).
  * - Answers are compared with `shapeDifferences`/`sseDifferences`: same keys, same values, except
  *   timestamps, `measured` numbers, `derived` values (checked by their rule) and generated ids
  *   (paired page id → real id in `ids`).
@@ -50,6 +57,8 @@ export function createPageRunner(options: PageRunnerOptions) {
   const streamWaitMs = options.streamWaitMs ?? 10_000;
   const { localize } = options;
   const streams: Array<{ example: CommandExample; curl: BackgroundCommand }> = [];
+  /** A directory with `switchyard` in it, made on the page's first CLI command. */
+  let cliBin: string | undefined;
 
   const where = (example: CommandExample) => `${options.page}:${example.command.line}`;
   const onlyReads = (command: string) => !/\s-X\s|\s-d\s|--data/.test(command);
@@ -92,6 +101,27 @@ export function createPageRunner(options: PageRunnerOptions) {
         }
         await new Promise((done) => setTimeout(done, 250));
       }
+    },
+
+    /** Runs one `switchyard` example; the problems (none when it prints what the page shows). */
+    async runCli(example: CommandExample): Promise<string[]> {
+      cliBin ??= cliBinDir();
+      const command = example.command.code.trim();
+      const result = await runShell(command, {
+        cwd: options.cwd,
+        timeoutMs: 60_000,
+        env: {
+          PATH: `${cliBin}:${shellEnv().PATH}`,
+          SWITCHYARD_URL: localize('http://127.0.0.1:8080'),
+          SWITCHYARD_CONFIG_FILE: path.join(cliBin, 'no-config.json'),
+        },
+      });
+      const at = `${where(example)} \`${command.replace(/\s*\\\n\s*/g, ' ')}\``;
+      if (result.code !== 0) return [`${at}: exited with ${result.code}: ${result.stderr.trim()}`];
+      if (example.shown?.lang !== 'text') return [`${at}: the page shows no \`\`\`text output after it`];
+      const printed = normalizeOutput(`${result.stdout}${result.stderr}`);
+      const shown = normalizeOutput(localize(example.shown.code));
+      return printed === shown ? [] : [`${at}: it printed\n${printed}\nbut the page shows\n${shown}`];
     },
 
     /**
@@ -151,6 +181,7 @@ export function createPageRunner(options: PageRunnerOptions) {
         // Another terminal: the stream shows what the commands after it change.
         if (command.startsWith('curl -N ')) await this.startStream(example);
         else if (command.startsWith('curl ')) problems.push(...(await this.runCurl(example, ids)));
+        else if (command.startsWith('switchyard ')) problems.push(...(await this.runCli(example)));
         else problems.push(`${where(example)}: this test does not know how to run \`${command}\``);
       }
       problems.push(...(await this.checkStreams(ids)));
@@ -202,9 +233,10 @@ export function createPageRunner(options: PageRunnerOptions) {
       return { agent, problems };
     },
 
-    /** Ends the streams. */
+    /** Ends the streams, and removes the CLI's directory. */
     async stop(): Promise<void> {
       await Promise.all(streams.map((stream) => stream.curl.stop()));
+      if (cliBin) rmSync(cliBin, { recursive: true, force: true });
     },
   };
 }
