@@ -45,7 +45,7 @@ const MEASURED = new Set(['duration_ms']);
 
 /** The pages, each with how many commands it shows and the settings its page says its server has. */
 const PAGES = {
-  'content/concepts/approvals.md': { commands: 6, env: {} },
+  'content/concepts/approvals.md': { commands: 7, env: {} },
   'content/api/approvals.md': {
     commands: 9,
     env: { SERVICE_APPROVAL_WEBHOOK_SECRET: 'my-approval-secret' },

@@ -50,7 +50,7 @@ const EXAMPLE = join(ROOT, 'examples/shared-memory/agents.mjs');
  * The ```bash blocks of the tutorial. A new block must be runnable by this test: raise the count
  * once it is (every block is run by the loop below, which refuses commands it cannot run).
  */
-const TUTORIAL_COMMANDS = 15;
+const TUTORIAL_COMMANDS = 16;
 
 /** Numbers that are measurements, different on every run. */
 const MEASURED = new Set(['duration_ms']);
