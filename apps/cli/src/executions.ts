@@ -1,7 +1,12 @@
-import { unwrap } from '@switchyard/client';
+import { type components, unwrap } from '@switchyard/client';
 import yoctoSpinner from 'yocto-spinner';
 import type { Context } from './context.ts';
 
+/** An execution's status record, as GET /api/v1/executions/{id} answers it. */
+export type ExecutionRecord = components['schemas']['ExecutionStatusRecord'];
+export type ExecutionStatus = ExecutionRecord['status'];
+
+/** Every status, for `runs --status` (the OpenAPI enum, which a type cannot enumerate at run time). */
 export const EXECUTION_STATUSES = [
   'queued',
   'pending',
@@ -11,8 +16,7 @@ export const EXECUTION_STATUSES = [
   'failed',
   'cancelled',
   'timeout',
-] as const;
-export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
+] as const satisfies readonly ExecutionStatus[];
 
 const TERMINAL = new Set<string>(['succeeded', 'failed', 'cancelled', 'timeout']);
 
@@ -20,30 +24,10 @@ export function isTerminal(status: string): boolean {
   return TERMINAL.has(status);
 }
 
-export interface ExecutionRecord {
-  execution_id: string;
-  run_id: string;
-  workflow_id: string;
-  parent_execution_id: string | null;
-  target: string;
-  node_id: string;
-  status: ExecutionStatus;
-  created_at: string;
-  started_at: string | null;
-  completed_at: string | null;
-  duration_ms: number | null;
-  result: unknown;
-  error: string | null;
-  routed_version: string | null;
-  webhook_registered: boolean;
-  webhook_error: string | null;
-  waiting_for?: { type: string; approval_request_id?: string; reason?: string | null };
-}
-
 export async function getExecution(ctx: Context, id: string): Promise<ExecutionRecord> {
-  return (await unwrap(
+  return unwrap(
     ctx.client.GET('/api/v1/executions/{execution_id}', { params: { path: { execution_id: id } } }),
-  )) as ExecutionRecord;
+  );
 }
 
 /**
@@ -60,9 +44,11 @@ export async function waitForExecution(ctx: Context, id: string, intervalMs = 50
       const record = await getExecution(ctx, id);
       if (isTerminal(record.status)) return record;
       if (spinner) {
-        const waiting = record.waiting_for
-          ? ` for ${record.waiting_for.type}${record.waiting_for.approval_request_id ? ` ${record.waiting_for.approval_request_id}` : ''}`
-          : '';
+        const waiting = !record.waiting_for
+          ? ''
+          : record.waiting_for.type === 'approval'
+            ? ` for approval ${record.waiting_for.approval_request_id}`
+            : ` for ${record.waiting_for.reason ?? 'a child execution'}`;
         spinner.text = `${id}: ${record.status}${waiting}`;
       }
       await new Promise((done) => setTimeout(done, intervalMs));

@@ -1,5 +1,5 @@
 import { createHmac } from 'node:crypto';
-import { unwrap } from '@switchyard/client';
+import { type components, unwrap } from '@switchyard/client';
 import type { Command } from 'commander';
 import { statusColour } from '../colours.ts';
 import type { Context } from '../context.ts';
@@ -15,22 +15,7 @@ const APPROVAL_STATUSES = [
   'request_changes',
   'expired',
   'cancelled',
-] as const;
-
-interface Approval {
-  approval_request_id: string;
-  execution_id: string;
-  node_id: string;
-  target: string;
-  status: string;
-  decision: string | null;
-  feedback: string | null;
-  approval_request_url: string | null;
-  requested_at: string;
-  expires_at: string | null;
-  decided_at: string | null;
-  execution_status?: string;
-}
+] as const satisfies readonly components['schemas']['ApprovalRequest']['status'][];
 
 /** When an ISO time comes, from now: `in 23 h`, or `-`. */
 function until(iso: string | null): string {
@@ -71,7 +56,7 @@ export function registerApprovalCommands(program: Command, ctx: Context): void {
       }),
     );
     if (ctx.json) return ctx.printJson(answer);
-    const approvals = answer.approvals as unknown as Approval[];
+    const { approvals } = answer;
     if (approvals.length === 0) return ctx.print(`No ${options.status} approval requests.`);
     ctx.print(
       table(
@@ -126,13 +111,13 @@ export function registerApprovalCommands(program: Command, ctx: Context): void {
         headers['X-Service-Timestamp'] = timestamp;
         headers['X-Service-Signature'] = `sha256=${signature}`;
       }
-      const answer = (await unwrap(
+      const answer = await unwrap(
         ctx.client.POST('/api/v1/webhooks/approval', {
           body: JSON.parse(body),
           bodySerializer: () => body,
           headers,
         }),
-      )) as unknown as Approval;
+      );
       if (ctx.json) return ctx.printJson(answer);
       const resumed = answer.execution_status
         ? `; execution ${answer.execution_id} is ${answer.execution_status}`

@@ -1,31 +1,12 @@
-import { unwrap } from '@switchyard/client';
+import { type components, unwrap } from '@switchyard/client';
 import type { Command } from 'commander';
 import { statusColour } from '../colours.ts';
 import type { Context } from '../context.ts';
 import { duration } from '../format.ts';
 import { examples } from '../help.ts';
 
-interface DagNode {
-  execution_id: string;
-  parent_execution_id: string | null;
-  node_id: string;
-  target: string;
-  status: string;
-  duration_ms: number | null;
-  depth: number;
-  started_at: string | null;
-  completed_at: string | null;
-}
-
-interface Dag {
-  workflow_id: string;
-  run_id: string;
-  depth: number;
-  total_nodes: number;
-  truncated: boolean;
-  nodes: DagNode[];
-  edges: Array<{ from: string; to: string }>;
-}
+type Dag = components['schemas']['WorkflowDag'];
+type DagNode = Dag['nodes'][number];
 
 /** The error of every execution of the workflow that did not succeed, by execution id. */
 async function errorsOf(ctx: Context, workflowId: string, dag: Dag): Promise<Map<string, string>> {
@@ -87,11 +68,11 @@ export function registerDagCommand(program: Command, ctx: Context): void {
     'switchyard dag wf-report-42',
     'switchyard dag wf-report-42 --json',
   ).action(async (workflowId: string) => {
-    const dag = (await unwrap(
+    const dag: Dag = await unwrap(
       ctx.client.GET('/api/v1/workflows/{workflow_id}/dag', {
         params: { path: { workflow_id: workflowId } },
       }),
-    )) as unknown as Dag;
+    );
     const errors = await errorsOf(ctx, workflowId, dag);
     if (ctx.json) {
       return ctx.printJson({

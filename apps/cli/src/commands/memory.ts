@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { type ApiProblem, streamEvents, unwrap } from '@switchyard/client';
+import { type ApiProblem, type components, streamEvents, unwrap } from '@switchyard/client';
 import type { Command } from 'commander';
 import type { Context } from '../context.ts';
 import { CommandFailed, UsageError } from '../failures.ts';
@@ -15,14 +15,8 @@ interface ScopeOptions {
   scopeId?: string;
 }
 
-interface Entry {
-  key: string;
-  data: unknown;
-  scope: Scope;
-  scope_id: string;
-  created_at: string;
-  updated_at: string;
-}
+/** A key's entry, as get, set and list answer it. */
+type Entry = components['schemas']['MemoryEntry'];
 
 /**
  * The scope a command names: none means global (the CLI sends no workflow, session or actor
@@ -74,9 +68,7 @@ export function registerMemoryCommands(program: Command, ctx: Context): void {
     'switchyard memory get style',
     'switchyard memory get draft --scope workflow --scope-id wf_9 --json',
   ).action(async (key: string, options: ScopeOptions) => {
-    const entry = (await unwrap(
-      ctx.client.POST('/api/v1/memory/get', { body: { key, ...scopeOf(options) } }),
-    )) as unknown as Entry;
+    const entry = await unwrap(ctx.client.POST('/api/v1/memory/get', { body: { key, ...scopeOf(options) } }));
     if (ctx.json) return ctx.printJson(entry);
     ctx.print(JSON.stringify(entry.data, null, 2));
   });
@@ -118,9 +110,9 @@ export function registerMemoryCommands(program: Command, ctx: Context): void {
         data = value;
       }
     }
-    const answer = (await unwrap(
-      ctx.client.POST('/api/v1/memory/set', { body: { key, data, ...scopeOf(options) } as never }),
-    )) as unknown as Entry;
+    const answer = await unwrap(
+      ctx.client.POST('/api/v1/memory/set', { body: { key, data, ...scopeOf(options) } }),
+    );
     if (ctx.json) return ctx.printJson(answer);
     ctx.print(`${answer.key} set (${where(answer)})`);
   });
@@ -131,9 +123,9 @@ export function registerMemoryCommands(program: Command, ctx: Context): void {
     ).argument('<key>', 'the key'),
     'switchyard memory delete style',
   ).action(async (key: string, options: ScopeOptions) => {
-    const answer = (await unwrap(
+    const answer = await unwrap(
       ctx.client.POST('/api/v1/memory/delete', { body: { key, ...scopeOf(options) } }),
-    )) as unknown as { key: string; scope: string; scope_id: string; deleted: boolean };
+    );
     if (ctx.json) return ctx.printJson(answer);
     ctx.print(`${answer.key} ${answer.deleted ? 'deleted' : 'was not set'} (${where(answer)})`);
   });
@@ -147,11 +139,11 @@ export function registerMemoryCommands(program: Command, ctx: Context): void {
     const entries: Entry[] = [];
     let after: string | undefined;
     for (;;) {
-      const page = (await unwrap(
+      const page: Entry[] = await unwrap(
         ctx.client.GET('/api/v1/memory/list', {
           params: { query: { ...scope, limit: 1000, ...(after === undefined ? {} : { after }) } },
         }),
-      )) as unknown as Entry[];
+      );
       entries.push(...page);
       if (page.length < 1000) break;
       after = page[page.length - 1]!.key;

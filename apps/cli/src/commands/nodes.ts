@@ -1,4 +1,4 @@
-import { ApiProblem, unwrap } from '@switchyard/client';
+import { ApiProblem, type components, type DataOf, unwrap } from '@switchyard/client';
 import type { Command } from 'commander';
 import { statusColour } from '../colours.ts';
 import type { Context } from '../context.ts';
@@ -7,49 +7,33 @@ import { ago, indent, table } from '../format.ts';
 import { examples } from '../help.ts';
 import { integerIn, oneOf } from '../values.ts';
 
-interface Instance {
-  node_id: string;
-  version: string;
-  base_url: string;
-  lifecycle_status: string;
-  admin_state: string;
-  traffic_weight: number;
-  routable: boolean;
-  last_heartbeat: string | null;
-  reasoners: FunctionRecord[];
-  skills: FunctionRecord[];
-}
-
-interface FunctionRecord {
-  id: string;
-  description?: string | null;
-  tags?: string[];
-  input_schema?: unknown;
-  output_schema?: unknown;
-}
-
-interface NodeWithInstances extends Instance {
-  instances: Instance[];
-}
+type Schemas = components['schemas'];
+/** A node as GET /api/v1/nodes/{id} answers it: its newest instance's fields and every instance. */
+type NodeRecord = Schemas['Node'];
+type Instance = Schemas['NodeInstance'];
+/** A page of the UI's node list, and a node as it lists it. */
+type NodePage = DataOf<Awaited<ReturnType<typeof listPage>>>;
+type NodeSummary = NodePage['nodes'][number];
 
 const STATES = ['starting', 'ready', 'degraded', 'offline'] as const;
+
+function listPage(ctx: Context, query: { status?: (typeof STATES)[number]; tag?: string }, offset: number) {
+  return ctx.client.GET('/api/ui/v1/nodes', {
+    params: { query: { ...query, limit: '200', offset: String(offset) } },
+  });
+}
 
 /** Every node the control plane knows, page after page. */
 async function allNodes(
   ctx: Context,
   query: { status?: (typeof STATES)[number]; tag?: string },
-): Promise<NodeWithInstances[]> {
-  const nodes: NodeWithInstances[] = [];
+): Promise<NodeSummary[]> {
+  const nodes: NodeSummary[] = [];
   let offset: number | null = 0;
   while (offset !== null) {
-    const page: { nodes: unknown[]; pagination: { has_more: boolean; next_offset: number | null } } =
-      await unwrap(
-        ctx.client.GET('/api/ui/v1/nodes', {
-          params: { query: { ...query, limit: '200', offset: String(offset) } },
-        }),
-      );
-    nodes.push(...(page.nodes as unknown as NodeWithInstances[]));
-    offset = page.pagination.has_more ? page.pagination.next_offset : null;
+    const page: NodePage = await unwrap(listPage(ctx, query, offset));
+    nodes.push(...page.nodes);
+    offset = page.pagination.has_more ? (page.pagination.next_offset ?? null) : null;
   }
   return nodes;
 }
@@ -104,9 +88,9 @@ export function registerNodeCommands(program: Command, ctx: Context): void {
     'switchyard node hello-agent',
     'switchyard node hello-agent --json',
   ).action(async (nodeId: string) => {
-    const node = (await unwrap(
+    const node: NodeRecord = await unwrap(
       ctx.client.GET('/api/v1/nodes/{node_id}', { params: { path: { node_id: nodeId } } }),
-    )) as unknown as NodeWithInstances;
+    );
     if (ctx.json) return ctx.printJson(node);
     const c = ctx.colours;
     ctx.print(c.bold(node.node_id));
@@ -170,18 +154,15 @@ export function registerNodeCommands(program: Command, ctx: Context): void {
         'weight needs the connector token: pass --connector-token, set SWITCHYARD_CONNECTOR_TOKEN, or `switchyard config set connector-token <token>`.',
       );
     }
-    let answer: { node_id: string; version: string; traffic_weight: number; traffic_share: number };
-    try {
-      answer = (await unwrap(
-        ctx.client.PUT('/connector/reasoners/{id}/versions/{version}/weight', {
-          params: { path: { id: node, version } },
-          headers: { 'X-Connector-Token': token },
-          body: { weight },
-        }),
-      )) as unknown as typeof answer;
-    } catch (error) {
+    const answer = await unwrap(
+      ctx.client.PUT('/connector/reasoners/{id}/versions/{version}/weight', {
+        params: { path: { id: node, version } },
+        headers: { 'X-Connector-Token': token },
+        body: { weight },
+      }),
+    ).catch((error: unknown) => {
       throw explainConnectorProblem(error);
-    }
+    });
     if (ctx.json) return ctx.printJson(answer);
     ctx.print(
       `${answer.node_id} ${answer.version}: weight ${answer.traffic_weight}, ${Math.round(answer.traffic_share * 100)}% of its traffic.`,

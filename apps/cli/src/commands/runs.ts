@@ -2,17 +2,15 @@ import { unwrap } from '@switchyard/client';
 import type { Command } from 'commander';
 import { statusColour } from '../colours.ts';
 import type { Context } from '../context.ts';
-import {
-  EXECUTION_STATUSES,
-  type ExecutionRecord,
-  type ExecutionStatus,
-  getExecution,
-  waitForExecution,
-} from '../executions.ts';
+import { EXECUTION_STATUSES, type ExecutionStatus, getExecution, waitForExecution } from '../executions.ts';
 import { ago, cell, duration, indent, table } from '../format.ts';
 import { examples } from '../help.ts';
 import { integerIn, oneOf, sinceTime } from '../values.ts';
 
+/**
+ * A log entry with the members the CLI prints read out of what the agent posted: the API types
+ * `entry` as any JSON object, as agents post it.
+ */
 interface LogEntry {
   id: number;
   received_at: string;
@@ -23,17 +21,6 @@ interface LogEntry {
     timestamp?: unknown;
     tags?: string[] | null;
   } & Record<string, unknown>;
-}
-
-interface Delivery {
-  delivery_id: string;
-  event: string;
-  url: string;
-  status: string;
-  attempt_count: number;
-  last_status_code: number | null;
-  last_error: string | null;
-  updated_at: string;
 }
 
 /** Every log entry of an execution, page after page. */
@@ -99,7 +86,7 @@ export function registerRunCommands(program: Command, ctx: Context): void {
           },
         }),
       );
-      const executions = answer.executions as unknown as ExecutionRecord[];
+      const { executions } = answer;
       if (ctx.json) return ctx.printJson(answer);
       if (executions.length === 0) return ctx.print('No executions match.');
       ctx.print(
@@ -139,7 +126,7 @@ export function registerRunCommands(program: Command, ctx: Context): void {
         ctx.client.GET('/api/ui/v1/executions/{execution_id}/webhook/deliveries', {
           params: { path: { execution_id: id } },
         }),
-      ).then((answer) => (answer as unknown as { deliveries: Delivery[] }).deliveries),
+      ).then((answer) => answer.deliveries),
     ]);
     const notes = logs.filter((entry) => entry.entry.type === 'note');
     const otherLogs = logs.filter((entry) => entry.entry.type !== 'note');
@@ -218,8 +205,7 @@ export function registerRunCommands(program: Command, ctx: Context): void {
       ctx.client.POST('/api/v1/executions/{execution_id}/cancel', { params: { path: { execution_id: id } } }),
     );
     if (ctx.json) return ctx.printJson(answer);
-    const record = answer as unknown as ExecutionRecord;
-    ctx.print(`${record.execution_id} ${statusColour(ctx.colours, record.status)}`);
+    ctx.print(`${answer.execution_id} ${statusColour(ctx.colours, answer.status)}`);
   });
 
   examples(
@@ -229,11 +215,11 @@ export function registerRunCommands(program: Command, ctx: Context): void {
       .argument('<execution-id>', 'the execution id'),
     'switchyard retry-webhook exec_3v8b1n6r4t9c2d7f5k0m3q8w1x',
   ).action(async (id: string) => {
-    const answer = (await unwrap(
+    const answer = await unwrap(
       ctx.client.POST('/api/ui/v1/executions/{execution_id}/webhook/retry', {
         params: { path: { execution_id: id } },
       }),
-    )) as unknown as Delivery;
+    );
     if (ctx.json) return ctx.printJson(answer);
     ctx.print(
       `${answer.delivery_id} ${statusColour(ctx.colours, answer.status)}: the delivery to ${answer.url} is queued again.`,
