@@ -6,5 +6,6 @@ export default defineConfig({
     testTimeout: 30_000,
     // Fixture builds run the real `astro build`; give them room on a busy two-core machine.
     hookTimeout: 180_000,
+    globalSetup: ['test/global-setup.ts'],
   },
 });

@@ -2,7 +2,7 @@ import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isProblem } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import type { Config } from '../src/config.ts';
@@ -10,6 +10,7 @@ import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { checkApiKey, keysMatch, matchesPathPattern } from '../src/platform/http/auth.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { openApiValidatorOf } from './helpers/openapi.ts';
 
 const KEY = 's3cret-key';
@@ -30,7 +31,7 @@ async function serve(configure: (config: Config) => void): Promise<string> {
 let base: string;
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   base = await serve((config) => {
     config.api.auth = { apiKey: KEY, skipPaths: ['/api/v1/discovery/open', '/public/*'] };

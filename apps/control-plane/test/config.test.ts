@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   ConfigError,
@@ -21,6 +21,7 @@ import {
 import { createConfigReloader, createLiveConfig } from '../src/platform/config/live-config.ts';
 import { checkStoredSettings } from '../src/platform/config/load-config.ts';
 import { settingsTable } from '../src/platform/config/setting.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 
 let handle: TestDatabase;
 let dir: string;
@@ -44,7 +45,7 @@ async function loadError(promise: Promise<unknown>): Promise<ConfigError> {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   dir = mkdtempSync(join(tmpdir(), 'sy-config-'));
 });

@@ -5,13 +5,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { isProblem } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { defaultConfig } from '../src/config.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { DASHBOARD_CSP, defaultDashboardDir } from '../src/modules/dashboard/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 
 // A build laid out as Vite writes one: index.html naming hashed files under assets/.
 const INDEX =
@@ -35,7 +36,7 @@ async function serve(options: { dir?: string; apiKey?: string }): Promise<string
 let base: string;
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   build = mkdtempSync(join(tmpdir(), 'dashboard-build-'));
   mkdirSync(join(build, 'assets'));

@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { isProblem } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { XMLParser } from 'fast-xml-parser';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
@@ -17,6 +17,7 @@ import type { LifecycleStatus, NodeInstance } from '../src/modules/nodes/schemas
 import { createInProcessEventBus, type EventBus } from '../src/platform/events/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/metrics/registry.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { metricValue } from './helpers/metrics.ts';
 
 // ---------------------------------------------------------------------------------------------
@@ -220,7 +221,7 @@ async function discoverJson(query = ''): Promise<any> {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   metrics = createMetricsRegistry();
   events = createInProcessEventBus();

@@ -1,5 +1,5 @@
 import { ProblemError } from '@switchyard/shared';
-import { databaseKind, migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { databaseKind, migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import {
@@ -13,6 +13,7 @@ import {
   parseCursor,
 } from '../src/platform/events/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 
 let handle: TestDatabase;
 const logs: EventLog[] = [];
@@ -87,7 +88,7 @@ function ascending(entries: EventLogEntry[]): boolean {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
 });
 

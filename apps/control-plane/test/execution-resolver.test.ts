@@ -1,4 +1,4 @@
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createResolver } from '../src/modules/executions/resolver.ts';
 import { parseTarget } from '../src/modules/executions/targets.ts';
@@ -9,6 +9,7 @@ import {
   type TestControlPlane,
   uniqueNodeId,
 } from './helpers/control-plane.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 
 /**
  * The resolver keeps a node's instances for two seconds unless a node event clears them. A
@@ -19,7 +20,7 @@ let cp: TestControlPlane;
 let handle: TestDatabase;
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   cp = await startTestControlPlane({ handle });
 });
 

@@ -20,7 +20,7 @@
  * exactly.
  */
 import { createServer, type Server } from 'node:http';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
@@ -30,6 +30,7 @@ import { CONNECTOR_CAPABILITIES } from '../src/modules/connector/index.ts';
 import { DEFAULT_BODY_LIMIT } from '../src/platform/http/request-body.ts';
 import { attachUpgrades } from '../src/platform/http/upgrade.ts';
 import { startTestAgent, type TestAgent } from './helpers/agents.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { type ExecutionAgent, startExecutionAgent } from './helpers/execution-agent.ts';
 import { createOpenApiValidator, METHODS, type OpenApiValidator } from './helpers/openapi.ts';
 
@@ -132,7 +133,7 @@ async function startDocsSite(): Promise<string> {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   sink = await startTestAgent('ok');
   const env = { ...BASE_ENV, SWITCHYARD_SHARES_PUBLISH_URL: await startDocsSite() };

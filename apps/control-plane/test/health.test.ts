@@ -1,11 +1,12 @@
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import { isProblem } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { expectDocumented } from './helpers/openapi.ts';
 
 let handle: TestDatabase;
@@ -13,7 +14,7 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   server = createServer(createApp({ db: handle.db, log: silentLogger() }).callback());
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
@@ -44,7 +45,7 @@ describe('GET /api/v1/health', () => {
   });
 
   it('answers 503 with an unhealthy storage check when the database is gone', async () => {
-    const broken = await openTestDatabase();
+    const broken = await openMigratedTestDatabase();
     const app = createApp({ db: broken.db, log: silentLogger() });
     await broken.close();
     const local = createServer(app.callback());

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { connect, type Socket } from 'node:net';
-import { databaseKind, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { databaseKind, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket, { type ClientOptions } from 'ws';
 import { keyMatches, keyPatternParts, keyPatternToLike } from '../src/modules/memory/event-filters.ts';
@@ -14,6 +14,7 @@ import { MEMORY_CHANGE, MEMORY_STREAM } from '../src/modules/memory/index.ts';
 import { appendEvent, appendEvents } from '../src/platform/events/index.ts';
 import { createOpenStreams, type OpenStreams } from '../src/platform/http/open-streams.ts';
 import { call, startTestControlPlane, type TestControlPlane } from './helpers/control-plane.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { openApiValidatorOf } from './helpers/openapi.ts';
 import { openSse, type SseClient, type SseFrame } from './helpers/sse.ts';
 
@@ -302,7 +303,7 @@ function opcodes(bytes: Buffer): number[] {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   cp = await startTestControlPlane({ handle, sseKeepAliveMs: 200 });
   trackConnections(cp);
 });

@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { Counter, type Histogram } from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { createMetricsRegistry, type MetricsRegistry } from '../src/platform/metrics/registry.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { expectDocumented } from './helpers/openapi.ts';
 
 interface Sample {
@@ -69,7 +70,7 @@ let base: string;
 let metrics: MetricsRegistry;
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   metrics = createMetricsRegistry();
   server = createServer(createApp({ db: handle.db, metrics, log: silentLogger() }).callback());

@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { RUN_BUNDLE_LIMITS } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createApp } from '../src/app.ts';
@@ -15,6 +15,7 @@ import { attachUpgrades } from '../src/platform/http/upgrade.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { deadAgentUrl } from './helpers/agents.ts';
 import { call, registration, uniqueNodeId } from './helpers/control-plane.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import {
   type ExecutionAgent,
   registerUnstartedAgent,
@@ -56,7 +57,7 @@ async function listen(app: ReturnType<typeof createApp>): Promise<string> {
 }
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   config = defaultConfig();
   config.api.auth = { apiKey: KEY, skipPaths: [] };
@@ -290,7 +291,7 @@ describe('real answers match the document', () => {
     await exercise('GET', '/metrics', undefined, { key: false });
     await exercise('GET', '/api/v1/openapi.json', undefined, { key: false });
     // A report with a failed check: the database of this app is gone.
-    const broken = await openTestDatabase();
+    const broken = await openMigratedTestDatabase();
     const at = await listen(createApp({ db: broken.db, log: silentLogger() }));
     await broken.close();
     expect((await exercise('GET', '/api/v1/health', undefined, { at })).status).toBe(503);

@@ -1,12 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import { connect } from 'node:net';
 import { isProblem, MAX_JSON_DEPTH } from '@switchyard/shared';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.ts';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import { call, registration, uniqueNodeId } from './helpers/control-plane.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 
 /**
  * The platform's JSON body reader, driven through the real app on a real socket: limits, client
@@ -22,7 +23,7 @@ const logs: Array<{ level: number; msg: string; err?: { stack?: string } }> = []
 const handled: Array<Promise<void>> = [];
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   const log = pino({ level: 'trace' }, { write: (line: string) => void logs.push(JSON.parse(line)) });
   const callback = createApp({ db: handle.db, log }).callback();

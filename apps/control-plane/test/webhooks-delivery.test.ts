@@ -6,7 +6,6 @@ import {
   databaseKind,
   migrateLatest,
   openDatabase,
-  openTestDatabase,
   type TestDatabase,
 } from '@switchyard/shared/db';
 import { pino } from 'pino';
@@ -25,6 +24,7 @@ import { systemClock } from '../src/platform/clock.ts';
 import { defaultSettings } from '../src/platform/config/load-config.ts';
 import { createInProcessEventBus } from '../src/platform/events/index.ts';
 import { manualClock } from './helpers/clock.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
 
 /**
@@ -37,7 +37,7 @@ let handle: TestDatabase;
 const cleanups: Array<() => Promise<void> | void> = [];
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
 });
 

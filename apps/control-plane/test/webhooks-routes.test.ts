@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import Koa from 'koa';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
@@ -20,6 +20,7 @@ import { createOpenApiDocument } from '../src/platform/openapi/document.ts';
 import { openApiRouter } from '../src/platform/openapi/routes.ts';
 import { VERSION } from '../src/platform/version.ts';
 import { manualClock } from './helpers/clock.ts';
+import { openMigratedTestDatabase } from './helpers/database.ts';
 import { expectDocumented } from './helpers/openapi.ts';
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
 
@@ -44,7 +45,7 @@ const dispatchers: Array<{ stop(): Promise<void> }> = [];
 const receivers: WebhookReceiver[] = [];
 
 beforeAll(async () => {
-  handle = await openTestDatabase();
+  handle = await openMigratedTestDatabase();
   await migrateLatest(handle.db, controlPlaneMigrations);
   const app = new Koa();
   handleEscapedErrors(app, log);

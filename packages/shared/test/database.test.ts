@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createScratchDatabase,
+  createTestDatabaseTemplate,
   type Database,
   databaseKind,
   hasPgvector,
@@ -106,5 +107,40 @@ describe.runIf(process.env.DATABASE_URL)('migrations with several replicas start
       await Promise.all(replicas.map((replica) => replica.destroy()));
       await scratch.drop();
     }
+  });
+});
+
+describe('test databases copied from a migrated template', () => {
+  it('start with every migration applied, and rows written to one copy stay out of the others and of later copies', async () => {
+    const { template, dispose } = await createTestDatabaseTemplate([set]);
+    const first = await openTestDatabase({ template });
+    const second = await openTestDatabase({ template });
+    try {
+      for (const copy of [first, second]) {
+        expect(await pendingMigrations(copy.db, set)).toEqual([]);
+        expect(await migrateLatest(copy.db, set)).toEqual([]);
+        expect(await copy.db('widgets').count({ count: '*' })).toEqual([{ count: 0 }]);
+      }
+      await first.db('widgets').insert({ id: 'only-in-first', body: '{}' });
+      expect(await second.db('widgets').where({ id: 'only-in-first' })).toEqual([]);
+      // A third copy made after the first one was written to still starts from the template.
+      const third = await openTestDatabase({ template });
+      try {
+        expect(await third.db('widgets').where({ id: 'only-in-first' })).toEqual([]);
+      } finally {
+        await third.close();
+      }
+    } finally {
+      await first.close();
+      await second.close();
+      await dispose();
+    }
+  });
+
+  it('refuses a template made for the other engine', async () => {
+    const other = process.env.DATABASE_URL
+      ? ({ kind: 'pglite', tarball: '/nonexistent/pgdata.tar' } as const)
+      : ({ kind: 'postgres', name: 'sy_template_unused' } as const);
+    await expect(openTestDatabase({ template: other })).rejects.toThrow(/template is for/);
   });
 });

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { migrateLatest, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.ts';
 import { type Config, defaultConfig } from '../../src/config.ts';
@@ -14,6 +14,7 @@ import { attachUpgrades } from '../../src/platform/http/upgrade.ts';
 import { createMetricsRegistry, type MetricsRegistry } from '../../src/platform/metrics/registry.ts';
 import { createRuntime, type Runtime } from '../../src/runtime.ts';
 import { type ManualClock, manualClock } from './clock.ts';
+import { openMigratedTestDatabase } from './database.ts';
 import { expectDocumented } from './openapi.ts';
 
 /** A control plane on 127.0.0.1 with a clock the test moves and loops the test drives. */
@@ -56,7 +57,7 @@ export interface TestControlPlaneOptions {
 export async function startTestControlPlane(
   options: TestControlPlaneOptions = {},
 ): Promise<TestControlPlane> {
-  const handle = options.handle ?? (await openTestDatabase());
+  const handle = options.handle ?? (await openMigratedTestDatabase());
   await migrateLatest(handle.db, controlPlaneMigrations);
   const clock = manualClock();
   const events = options.events ?? createInProcessEventBus();

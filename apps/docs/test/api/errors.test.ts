@@ -1,8 +1,8 @@
 import { rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { openTestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import {
   builtSite,
   expectCommonHeaders,
@@ -345,7 +345,7 @@ describe('missing or corrupt generated artifacts', () => {
 
 describe('unexpected failures', () => {
   it('answer 500 internal_error as a problem document, without a stack trace, and the server keeps serving', async () => {
-    const database = await openTestDatabase();
+    const database = await openMigratedTestDatabase();
     const server = await startTestServer({ db: database.db, rateLimit: 10_000, pageRateLimit: 10_000 });
     try {
       // The database goes away under the server: storing a share now fails in the driver.

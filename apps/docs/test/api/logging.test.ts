@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import { builtSite, type LogLine, rawRequest, request, startTestServer } from './support/docs-server.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -85,7 +86,7 @@ describe('an upload the client abandons (issue 8)', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({ db: database.db, rateLimit: 10_000, pageRateLimit: 10_000 });
   });
   afterAll(async () => {

@@ -1,9 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { TestDatabase } from '@switchyard/shared/db';
 import { openApiSchemas, pointerToken as token } from '@switchyard/shared/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_ROUTES, PERMALINK_ROUTES } from '../../server/api/route-specs.ts';
 import { createOpenApiDocument } from '../../src/lib/openapi.ts';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import { builtSite, request, startTestServer } from './support/docs-server.ts';
 
 type Schema = Record<string, any>;
@@ -69,7 +70,7 @@ describe('OpenAPI description (/openapi.json)', () => {
   let validator: ReturnType<typeof openApiValidator>;
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({
       db: database.db,
       rateLimit: 10_000,

@@ -1,7 +1,8 @@
 import { isProblem, MAX_JSON_DEPTH } from '@switchyard/shared';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { TestDatabase } from '@switchyard/shared/db';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import { builtSite, request, startTestServer, type TestResponse } from './support/docs-server.ts';
 
 const RUNS = 120;
@@ -67,7 +68,7 @@ describe('properties: hostile input never breaks the server', () => {
   const site = builtSite();
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({
       db: database.db,
       rateLimit: 1_000_000,

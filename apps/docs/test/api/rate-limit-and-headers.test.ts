@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import type { TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import {
   builtSite,
   expectCommonHeaders,
@@ -17,7 +18,7 @@ describe('headers on every response', () => {
   const site = builtSite();
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({ db: database.db });
   });
   afterAll(async () => {

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { ID_PATTERN, jsonTextDepth, MAX_JSON_DEPTH } from '@switchyard/shared';
 import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMigratedTestDatabase } from '../support/database.ts';
 import {
   expectCommonHeaders,
   expectProblem,
@@ -187,7 +188,7 @@ describe('POST /api/v1/shares', () => {
   const publish = (options: Parameters<typeof request>[1]) => request(`${server.url}/api/v1/shares`, options);
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({
       db: database.db,
       rateLimit: 10_000,
@@ -680,7 +681,7 @@ describe('the write budget of publishing (issue 8)', () => {
   const stored = async () => (await database.db('run_shares').count({ n: '*' }).first())?.n;
 
   beforeAll(async () => {
-    database = await openTestDatabase();
+    database = await openMigratedTestDatabase();
     server = await startTestServer({
       db: database.db,
       rateLimit: 10_000,

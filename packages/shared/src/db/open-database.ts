@@ -15,6 +15,11 @@ export interface DatabaseOptions {
   dataDir?: string | undefined;
   /** Largest number of pooled connections to PostgreSQL (PGlite always has exactly one). */
   poolMax?: number;
+  /**
+   * Embedded PGlite only: start from this data directory, a tarball as PGlite's `dumpDataDir()`
+   * writes it, instead of creating an empty database (tests start from a migrated copy this way).
+   */
+  loadDataDir?: Blob | undefined;
 }
 
 const INT8_OID = 20;
@@ -44,6 +49,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
   if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
   const pglite = await PGlite.create({
     ...(options.dataDir ? { dataDir: options.dataDir } : {}),
+    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
     extensions: { vector },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
