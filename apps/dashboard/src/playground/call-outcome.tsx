@@ -28,7 +28,12 @@ function ms(value: number | null | undefined): string {
 function QueuedExecution({ executionId }: { executionId: string }) {
   const { client } = useConnection();
   const queryClient = useQueryClient();
-  const execution = useQuery(executionQuery(client, executionId));
+  const execution = useQuery({
+    ...executionQuery(client, executionId),
+    // Events move the status; reading again now and then while it runs also covers an event the
+    // page missed (the stream reconnecting, or the execution ending before the page listened).
+    refetchInterval: (query) => (query.state.data && FINISHED.has(query.state.data.status) ? false : 3_000),
+  });
   useLiveEvents((event) => {
     if (event.stream === 'executions' && event.data.execution_id === executionId)
       refreshOnEvent(queryClient, [...EXECUTIONS_KEY, 'one', executionId]);
