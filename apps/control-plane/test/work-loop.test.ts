@@ -237,7 +237,11 @@ describe('work loop', () => {
 
   it('does not run afterPasses for a round run before start', async () => {
     let afters = 0;
-    const { loop, state } = counted({ afterPasses: () => void (afters += 1) });
+    const { loop, state } = counted({
+      afterPasses: () => {
+        afters += 1;
+      },
+    });
     await loop.run();
     expect(state.passes).toBe(1);
     expect(afters).toBe(0);
