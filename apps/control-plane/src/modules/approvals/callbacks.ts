@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { VERSION } from '../../platform/version.ts';
+import { createWorkLoop } from '../../platform/work-loop.ts';
 import { type ExecutionWaiting, isTerminal } from '../executions/index.ts';
 import {
   type ApprovalRequest,
@@ -69,29 +70,8 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
   let started = false;
   let stopped = false;
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Number.POSITIVE_INFINITY;
-  let pumping: Promise<number> | undefined;
-  let again = false;
 
   const leaseUntil = (now: number) => new Date(now + settings.callbackTimeoutMs + LEASE_MARGIN_MS);
-
-  function wakeAt(at: number) {
-    if (!started || stopped) return;
-    const target = Math.min(at, clock.now() + SAFETY_WAKE_MS);
-    if (timer && target >= timerAt) return;
-    clearTimeout(timer);
-    timerAt = target;
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        timerAt = Number.POSITIVE_INFINITY;
-        void pump();
-      },
-      Math.max(0, target - clock.now()),
-    );
-    timer.unref();
-  }
 
   /** POSTs the decision; never throws (a failure is an outcome). */
   async function post(
@@ -212,70 +192,59 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
         { ...context, error: result.error },
         'approval decision not delivered to the agent; will retry',
       );
-      if (next.status === 'pending') wakeAt(next.at.getTime());
+      if (next.status === 'pending') loop.wakeAt(next.at.getTime());
     } else log.debug(context, 'approval decision delivered to the agent');
   }
 
-  /** Claims and delivers everything due now; returns how many it claimed. Coalesced. */
-  function pump(): Promise<number> {
-    if (stopped) return Promise.resolve(0);
-    if (pumping) {
-      again = true;
-      return pumping;
+  /** Claims and delivers everything due now, a batch at a time. */
+  async function deliverDue(): Promise<void> {
+    for (;;) {
+      const now = clock.now();
+      const rows = await claimDueCallbacks(db, {
+        replicaId,
+        now: new Date(now),
+        leaseUntil: leaseUntil(now),
+        limit: CLAIM_BATCH,
+      });
+      await Promise.all(
+        rows.map((row) =>
+          attempt(row).catch((error) =>
+            log.error(
+              { err: error, approval_request_id: row.approvalRequestId },
+              'approval callback attempt failed to run',
+            ),
+          ),
+        ),
+      );
+      if (rows.length < CLAIM_BATCH || stopped) break;
     }
-    pumping = (async () => {
-      let total = 0;
-      try {
-        do {
-          again = false;
-          for (;;) {
-            const now = clock.now();
-            const rows = await claimDueCallbacks(db, {
-              replicaId,
-              now: new Date(now),
-              leaseUntil: leaseUntil(now),
-              limit: CLAIM_BATCH,
-            });
-            total += rows.length;
-            await Promise.all(
-              rows.map((row) =>
-                attempt(row).catch((error) =>
-                  log.error(
-                    { err: error, approval_request_id: row.approvalRequestId },
-                    'approval callback attempt failed to run',
-                  ),
-                ),
-              ),
-            );
-            if (rows.length < CLAIM_BATCH || stopped) break;
-          }
-        } while (again && !stopped);
-        if (started && !stopped) {
-          const at = await nextCallbackDueAt(db);
-          wakeAt(at === undefined ? clock.now() + SAFETY_WAKE_MS : Math.max(at, clock.now() + 100));
-        }
-      } catch (error) {
-        if (!stopped) {
-          log.error(
-            { err: error },
-            'approval callback deliverer could not claim deliveries; trying again shortly',
-          );
-          wakeAt(clock.now() + 1_000);
-        }
-      } finally {
-        pumping = undefined;
-      }
-      return total;
-    })();
-    return pumping;
   }
+
+  /** Sets the timer for the next delivery that falls due. */
+  async function wakeWhenDue(): Promise<void> {
+    const at = await nextCallbackDueAt(db);
+    loop.wakeAt(at === undefined ? clock.now() + SAFETY_WAKE_MS : Math.max(at, clock.now() + 100));
+  }
+
+  const loop = createWorkLoop({
+    pass: deliverDue,
+    afterPasses: wakeWhenDue,
+    onError: (error) =>
+      log.error(
+        { err: error },
+        'approval callback deliverer could not claim deliveries; trying again shortly',
+      ),
+    retryAfterMs: 1_000,
+    longestSleepMs: SAFETY_WAKE_MS,
+    clock,
+  });
 
   return {
     start(): void {
       if (started || stopped) return;
       started = true;
-      unsubscribe = deps.events.subscribe(APPROVAL_CALLBACKS_TOPIC, () => void pump());
-      void pump();
+      unsubscribe = deps.events.subscribe(APPROVAL_CALLBACKS_TOPIC, () => loop.wake());
+      loop.start();
     },
 
     /** Stops claiming and waits for the attempts in flight (each ends within callback_timeout). */
@@ -283,8 +252,7 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
       if (stopped) return;
       stopped = true;
       unsubscribe?.();
-      clearTimeout(timer);
-      await pumping;
+      await loop.stop();
       await dispatcher.destroy().catch(() => {});
     },
 
@@ -294,13 +262,11 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
       deps.events
         .publish(APPROVAL_CALLBACKS_TOPIC, {})
         .catch((error) => log.warn({ err: error }, 'could not announce a due approval callback'));
-      if (started) void pump();
+      loop.wake();
     },
 
     /** Tests: claims and delivers everything due now (by the clock), until nothing is. */
-    async runOnce(): Promise<void> {
-      await pump();
-    },
+    runOnce: (): Promise<void> => loop.run(),
   };
 }
 

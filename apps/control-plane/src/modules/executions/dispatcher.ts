@@ -5,6 +5,7 @@ import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import type { EventLog } from '../../platform/events/event-log.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { createWorkLoop } from '../../platform/work-loop.ts';
 import { type AgentClient, callContextOf } from './agent-client.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
@@ -67,11 +68,6 @@ export function createDispatcher(deps: DispatcherDeps) {
   let inFlight = 0;
   /** Calls open per node, for the per-node cap. */
   const perNode = new Map<string, number>();
-  let pumping = false;
-  let again = false;
-  let stopped = true;
-  let safetyTimer: NodeJS.Timeout | undefined;
-  let dueTimer: { timer: NodeJS.Timeout; at: number } | undefined;
   const calls = new Set<Promise<void>>();
   const aborts = new Map<string, AbortController>();
   let accepted: string[] = [];
@@ -90,21 +86,6 @@ export function createDispatcher(deps: DispatcherDeps) {
         log.error({ err: error }, 'could not record accepted executions'),
       );
     });
-  }
-
-  function wakeAt(at: number): void {
-    if (stopped) return;
-    if (dueTimer && dueTimer.at <= at) return;
-    if (dueTimer) clearTimeout(dueTimer.timer);
-    const timer = setTimeout(
-      () => {
-        dueTimer = undefined;
-        wake();
-      },
-      Math.max(0, at - clock.now()),
-    );
-    timer.unref();
-    dueTimer = { timer, at };
   }
 
   async function route(row: ExecutionRow): Promise<Route | Error> {
@@ -161,7 +142,8 @@ export function createDispatcher(deps: DispatcherDeps) {
           { execution_id: row.execution_id, error: answer.error },
           'agent unreachable; execution queued again',
         );
-        return wakeAt(at);
+        loop.wakeAt(at);
+        return;
       }
       const outcome = outcomeOf(answer);
       if (answer.kind === 'unreachable')
@@ -233,7 +215,7 @@ export function createDispatcher(deps: DispatcherDeps) {
       const waited = Math.max(1, Math.round((now.getTime() - new Date(row.created_at).getTime()) / 1000));
       const at = clock.now() + Math.min(MAX_BACKOFF_MS, Math.max(1000, waited * 250));
       await requeue(db, [row.execution_id], new Date(at), now, { unsent: true });
-      wakeAt(at);
+      loop.wakeAt(at);
     }
     for (const { row, error } of gone) {
       await deps.finisher.finish(row.execution_id, {
@@ -248,7 +230,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         .finally(() => {
           closed(row.node_id);
           calls.delete(call);
-          wake();
+          loop.wake();
         });
       calls.add(call);
     }
@@ -256,36 +238,26 @@ export function createDispatcher(deps: DispatcherDeps) {
     return { claimed: rows.length, capped };
   }
 
-  async function pump(): Promise<void> {
-    if (pumping) {
-      again = true;
-      return;
-    }
-    pumping = true;
-    try {
-      do {
-        again = false;
-        while (!stopped && inFlight < deps.concurrency) {
-          const room = Math.min(64, deps.concurrency - inFlight);
-          const { claimed, capped } = await claimBatch(room);
-          if (claimed < room && !capped) break;
-        }
-      } while (again && !stopped && inFlight < deps.concurrency);
-    } catch (error) {
-      log.error({ err: error }, 'execution dispatch pass failed');
-    } finally {
-      pumping = false;
+  /** Claims batches while there is room for calls and the last claim may have left work behind. */
+  async function claimWhileRoom(): Promise<void> {
+    while (!loop.stopped && inFlight < deps.concurrency) {
+      const room = Math.min(64, deps.concurrency - inFlight);
+      const { claimed, capped } = await claimBatch(room);
+      if (claimed < room && !capped) break;
     }
   }
 
-  function wake(): void {
-    if (!stopped) void pump();
-  }
+  const loop = createWorkLoop({
+    pass: claimWhileRoom,
+    onError: (error) => log.error({ err: error }, 'execution dispatch pass failed'),
+    clock,
+    pollMs: SAFETY_POLL_MS,
+  });
 
   return {
     /** Wakes this replica's pump now and, through the bus, every other replica's (coalesced). */
     wake(): void {
-      wake();
+      loop.wake();
       // One NOTIFY per HINT_INTERVAL_MS at most, however many submissions arrive: replicas
       // claim in batches, so a burst needs one wake-up, not one per execution.
       if (hintPending) return;
@@ -296,19 +268,11 @@ export function createDispatcher(deps: DispatcherDeps) {
       }, HINT_INTERVAL_MS).unref();
     },
     start(): void {
-      stopped = false;
-      unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => wake());
-      safetyTimer = setInterval(wake, SAFETY_POLL_MS);
-      safetyTimer.unref();
-      wake();
+      unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => loop.wake());
+      loop.start();
     },
     /** Tests: one full pass of claiming (calls run on; `drain()` waits for them). */
-    async runOnce(): Promise<void> {
-      const wasStopped = stopped;
-      stopped = false;
-      await pump();
-      stopped = wasStopped;
-    },
+    runOnce: (): Promise<void> => loop.run(),
     /**
      * Abandons the calls still in flight (a shutdown that waited long enough): their executions
      * stay claimed by this replica, and are recovered once its lease has ended.
@@ -326,11 +290,8 @@ export function createDispatcher(deps: DispatcherDeps) {
      * replica and are recovered by whoever runs next, after the orphan grace).
      */
     async stop(): Promise<void> {
-      stopped = true;
       unsubscribe();
-      clearInterval(safetyTimer);
-      if (dueTimer) clearTimeout(dueTimer.timer);
-      dueTimer = undefined;
+      await loop.stop();
       await acceptFlush;
     },
     inFlight: () => inFlight,

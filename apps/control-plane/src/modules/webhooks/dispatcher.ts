@@ -5,6 +5,7 @@ import { type Clock, systemClock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/index.ts';
 import { createIdleSignal } from '../../platform/idle-signal.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { createWorkLoop } from '../../platform/work-loop.ts';
 import { createDeliveryAgents, send } from './http-delivery.ts';
 import { createWebhookMetrics } from './metrics.ts';
 import {
@@ -89,34 +90,14 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
   let claimed = 0;
   /** The last claim filled the queue, so more may be due in the table. */
   let backlog = false;
+  /** Rows the last pass claimed. */
+  let lastClaimed = 0;
   let started = false;
   let stopped = false;
   let unsubscribe: (() => void) | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let timerAt = Number.POSITIVE_INFINITY;
-  let pumping: Promise<void> | undefined;
-  let again = false;
   const idleSignal = createIdleSignal(() => queue.length === 0 && active === 0);
 
   const leaseUntil = (now: number) => new Date(now + settings.webhookTimeoutMs + LEASE_MARGIN_MS);
-
-  /** Sets the timer for `at` unless one is already set earlier. */
-  function wakeAt(at: number) {
-    if (!started || stopped) return;
-    const target = Math.min(at, clock.now() + SAFETY_WAKE_MS);
-    if (timer && target >= timerAt) return;
-    clearTimeout(timer);
-    timerAt = target;
-    timer = setTimeout(
-      () => {
-        timer = undefined;
-        timerAt = Number.POSITIVE_INFINITY;
-        void pump();
-      },
-      Math.max(0, target - clock.now()),
-    );
-    timer.unref();
-  }
 
   /** Claims due rows until the queue is full or nothing is due. Returns how many it claimed. */
   async function fill(): Promise<number> {
@@ -146,37 +127,26 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
     return total;
   }
 
-  /** One pass: fill the queue, then set the timer for whatever becomes due next. Coalesced. */
-  function pump(): Promise<void> {
-    if (stopped) return Promise.resolve();
-    if (pumping) {
-      again = true;
-      return pumping;
-    }
-    pumping = (async () => {
-      try {
-        let got = 0;
-        do {
-          again = false;
-          got = await fill();
-        } while (again && !stopped);
-        if (started && !stopped && queue.length < settings.webhookQueueSize) {
-          const at = await nextDueAt(db);
-          const now = clock.now();
-          if (at === undefined) wakeAt(now + SAFETY_WAKE_MS);
-          else wakeAt(at <= now && got === 0 ? now + MIN_REARM_MS : at);
-        }
-      } catch (error) {
-        if (!stopped) {
-          log.error({ err: error }, 'webhook dispatcher could not claim deliveries; trying again shortly');
-          wakeAt(clock.now() + 1000);
-        }
-      } finally {
-        pumping = undefined;
-      }
-    })();
-    return pumping;
+  /** Sets the timer for whatever becomes due next, while the queue has room for it. */
+  async function wakeWhenDue(): Promise<void> {
+    if (queue.length >= settings.webhookQueueSize) return;
+    const at = await nextDueAt(db);
+    const now = clock.now();
+    if (at === undefined) loop.wakeAt(now + SAFETY_WAKE_MS);
+    else loop.wakeAt(at <= now && lastClaimed === 0 ? now + MIN_REARM_MS : at);
   }
+
+  const loop = createWorkLoop({
+    pass: async () => {
+      lastClaimed = await fill();
+    },
+    afterPasses: wakeWhenDue,
+    onError: (error) =>
+      log.error({ err: error }, 'webhook dispatcher could not claim deliveries; trying again shortly'),
+    retryAfterMs: 1000,
+    longestSleepMs: SAFETY_WAKE_MS,
+    clock,
+  });
 
   function drain() {
     while (!stopped && active < settings.webhookWorkers && queue.length > 0) {
@@ -192,7 +162,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
         .finally(() => {
           active--;
           held.delete(delivery.deliveryId);
-          if (backlog && queue.length <= settings.webhookQueueSize / 2) void pump();
+          if (backlog && queue.length <= settings.webhookQueueSize / 2) void loop.run();
           drain();
           idleSignal.check();
         });
@@ -252,7 +222,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
       log.warn(context, 'webhook delivery lease was lost during the attempt; the attempt is recorded only');
       return;
     }
-    if (next.status === 'pending') wakeAt(next.nextAttemptAt.getTime());
+    if (next.status === 'pending') loop.wakeAt(next.nextAttemptAt.getTime());
     if (next.status === 'delivered') metrics?.deliveriesTotal.inc({ outcome: 'delivered' });
     if (next.status === 'dead') {
       metrics?.deliveriesTotal.inc({ outcome: 'dead' });
@@ -267,16 +237,15 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
     start() {
       if (started || stopped) return;
       started = true;
-      unsubscribe = events.subscribe(WEBHOOKS_TOPIC, () => void pump());
-      void pump();
+      unsubscribe = events.subscribe(WEBHOOKS_TOPIC, () => loop.wake());
+      loop.start();
     },
 
     async stop() {
       if (stopped) return;
       stopped = true;
       unsubscribe?.();
-      clearTimeout(timer);
-      await pumping;
+      await loop.stop();
       const waiting = queue.splice(0);
       for (const delivery of waiting) held.delete(delivery.deliveryId);
       try {
@@ -300,14 +269,14 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
       events
         .publish(WEBHOOKS_TOPIC, {})
         .catch((error) => log.warn({ err: error }, 'could not announce due webhook deliveries'));
-      // Our own bus subscription would wake us too; pumping now saves the round trip.
-      if (started) void pump();
+      // Our own bus subscription would wake us too; a pass now saves the round trip.
+      loop.wake();
     },
 
     async runOnce() {
       for (;;) {
         const before = claimed;
-        await pump();
+        await loop.run();
         await idleSignal.wait();
         if (claimed === before && !backlog) return;
       }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Logger } from '../logger.ts';
+import { createWorkLoop, type WorkLoop } from '../work-loop.ts';
 import type { EventBus } from './event-bus.ts';
 import { type Cursor, compareCursors, formatCursor, parseCursor, ZERO_CURSOR } from './event-log-cursor.ts';
 
@@ -310,11 +311,11 @@ interface Tail {
   followers: Set<Follower>;
   /** Followers live or still catching up; the tail closes when the last one leaves. */
   members: number;
-  reading: boolean;
-  again: boolean;
+  /** Its reads: woken by announces and hints, the safety poll, and re-reads of held-back entries. */
+  loop: WorkLoop;
+  /** The last read found a committed entry held back behind an older, still-running transaction. */
+  heldBack: boolean;
   heldBackDelay: number;
-  heldBackTimer?: NodeJS.Timeout;
-  safetyTimer?: NodeJS.Timeout;
   stopped: boolean;
 }
 
@@ -352,47 +353,26 @@ export function createEventLog(deps: EventLogDeps): EventLog {
 
   function onHint(event: Record<string, unknown>): void {
     if (event.origin === origin || typeof event.stream !== 'string') return;
-    const tail = tails.get(event.stream);
-    if (tail) wake(tail);
-  }
-
-  function wake(tail: Tail): void {
-    if (tail.stopped) return;
-    if (tail.reading) {
-      tail.again = true;
-      return;
-    }
-    void read(tail);
+    tails.get(event.stream)?.loop.wake();
   }
 
   /** Reads everything visible after the head, in batches, fanning each batch out at once. */
   async function read(tail: Tail): Promise<void> {
-    tail.reading = true;
-    let heldBack = false;
-    try {
-      do {
-        tail.again = false;
-        let full: boolean;
-        do {
-          const rows = await readAfter(db, tail.stream, tail.head, undefined);
-          if (tail.stopped) return;
-          heldBack = rows[0]?.held_back ?? false;
-          const entries = entriesOf(rows);
-          full = readWasFull(rows, BATCH);
-          // Head and fan-out change together, in one synchronous step: a follower that joins
-          // between two reads is exactly at the head and misses nothing.
-          for (const entry of entries) {
-            tail.head = entry.cursor;
-            for (const follower of tail.followers) deliverTo(follower, entry);
-          }
-        } while (full);
-      } while (tail.again);
-    } catch (error) {
-      log.error({ err: error, stream: tail.stream }, 'event log read failed; the safety poll retries');
-    } finally {
-      tail.reading = false;
-    }
-    scheduleHeldBack(tail, heldBack);
+    tail.heldBack = false;
+    let full: boolean;
+    do {
+      const rows = await readAfter(db, tail.stream, tail.head, undefined);
+      if (tail.stopped) return;
+      tail.heldBack = rows[0]?.held_back ?? false;
+      const entries = entriesOf(rows);
+      full = readWasFull(rows, BATCH);
+      // Head and fan-out change together, in one synchronous step: a follower that joins
+      // between two reads is exactly at the head and misses nothing.
+      for (const entry of entries) {
+        tail.head = entry.cursor;
+        for (const follower of tail.followers) deliverTo(follower, entry);
+      }
+    } while (full);
   }
 
   /**
@@ -400,37 +380,43 @@ export function createEventLog(deps: EventLogDeps): EventLog {
    * ends, which nobody announces when it wrote no events: re-read soon, backing off while it
    * stays held back, and not at all when nothing is.
    */
-  function scheduleHeldBack(tail: Tail, heldBack: boolean): void {
-    if (!heldBack) {
+  function scheduleHeldBack(tail: Tail): void {
+    if (!tail.heldBack) {
       tail.heldBackDelay = HELD_BACK_FIRST_MS;
       return;
     }
-    if (tail.heldBackTimer || tail.stopped) return;
-    tail.heldBackTimer = setTimeout(() => {
-      tail.heldBackTimer = undefined;
-      wake(tail);
-    }, tail.heldBackDelay);
-    tail.heldBackTimer.unref();
-    tail.heldBackDelay = Math.min(tail.heldBackDelay * 2, HELD_BACK_MAX_MS);
+    // A re-read already timed no later keeps its delay; the delay doubles with each one timed.
+    if (tail.loop.wakeAt(Date.now() + tail.heldBackDelay)) {
+      tail.heldBackDelay = Math.min(tail.heldBackDelay * 2, HELD_BACK_MAX_MS);
+    }
   }
 
   function openTail(stream: string): Tail {
+    const loop = createWorkLoop({
+      pass: () => read(tail),
+      afterPasses: () => scheduleHeldBack(tail),
+      onError: (error) => {
+        log.error({ err: error, stream }, 'event log read failed; the safety poll retries');
+        scheduleHeldBack(tail);
+      },
+      pollMs: safetyPollMs,
+    });
     const tail: Tail = {
       stream,
       head: ZERO_CURSOR,
       followers: new Set(),
       members: 0,
-      reading: false,
-      again: false,
+      loop,
+      heldBack: false,
       heldBackDelay: HELD_BACK_FIRST_MS,
       stopped: false,
       ready: Promise.resolve(),
     };
     unsubscribe ??= events.subscribe(EVENT_LOG_TOPIC, onHint);
+    // Reads start from the head: the first one at once (it finds what was announced meanwhile).
     tail.ready = readHead(db, stream).then((head) => {
       tail.head = head;
-      tail.safetyTimer = setInterval(() => wake(tail), safetyPollMs);
-      tail.safetyTimer.unref();
+      loop.start();
     });
     tails.set(stream, tail);
     tail.ready.catch(() => closeTail(tail));
@@ -439,8 +425,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
 
   function closeTail(tail: Tail): void {
     tail.stopped = true;
-    clearInterval(tail.safetyTimer);
-    clearTimeout(tail.heldBackTimer);
+    void tail.loop.stop();
     if (tails.get(tail.stream) === tail) tails.delete(tail.stream);
     if (tails.size === 0 && unsubscribe) {
       unsubscribe();
@@ -521,8 +506,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   return {
     announce(stream) {
       if (stopped) return;
-      const tail = tails.get(stream);
-      if (tail) wake(tail);
+      tails.get(stream)?.loop.wake();
       announceNow(stream);
     },
 
