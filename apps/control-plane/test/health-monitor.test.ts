@@ -89,16 +89,19 @@ describe('health monitor', () => {
 
   it('claims no more than it can probe before the claim runs out, even when every probe times out', async () => {
     for (let i = 0; i < 20; i++) {
+      // A path of its own makes every base URL unique: the probe below finds its instance by URL,
+      // and two closed ports handed out by the OS in one run may be the same port.
       await call(
         cp.base,
         'POST',
         '/api/v1/nodes/register',
-        registration(uniqueNodeId(), await deadAgentUrl()),
+        registration(uniqueNodeId(), `${await deadAgentUrl()}/claim-budget-${i}`),
       );
     }
     cp.clock.advance(30_000);
     const settings = { ...cp.runtime.healthSettings, checkIntervalMs: 30_000, checkTimeoutMs: 5_000 };
     const overdue: string[] = [];
+    const shared: string[] = [];
     let probes = 0;
     const monitor = createHealthMonitor({
       db: cp.handle.db,
@@ -109,7 +112,8 @@ describe('health monitor', () => {
       // Every agent hangs: each probe waits out the 5 s timeout, two at a time.
       probe: async (baseUrl, timeoutMs) => {
         probes += 1;
-        const claimed = await cp.handle.db('node_instances').where({ base_url: baseUrl }).first();
+        const [claimed, ...others] = await cp.handle.db('node_instances').where({ base_url: baseUrl });
+        if (others.length > 0) shared.push(baseUrl);
         // Past its claim another replica could have claimed and probed it too.
         if (cp.clock.now() >= new Date(claimed.next_check_at).getTime()) overdue.push(claimed.node_id);
         cp.clock.advance(timeoutMs / 2);
@@ -124,6 +128,7 @@ describe('health monitor', () => {
     await monitor.runOnce();
     expect(probes).toBeGreaterThanOrEqual(20);
     expect(overdue).toEqual([]);
+    expect(shared).toEqual([]);
   });
 
   it('degrades a ready node after 3 consecutive failed checks (HTTP 500), and a ready heartbeat does not undo it', async () => {
