@@ -262,20 +262,40 @@ export function createDispatcher(deps: DispatcherDeps) {
       return;
     }
     pumping = true;
+    let leftWork = false;
     try {
       do {
         again = false;
+        leftWork = false;
         while (!stopped && inFlight < deps.concurrency) {
           const room = Math.min(64, deps.concurrency - inFlight);
           const { claimed, capped } = await claimBatch(room);
+          leftWork = capped;
           if (claimed < room && !capped) break;
         }
       } while (again && !stopped && inFlight < deps.concurrency);
+      leftWork ||= inFlight >= deps.concurrency;
     } catch (error) {
       log.error({ err: error }, 'execution dispatch pass failed');
+      leftWork = true;
     } finally {
       pumping = false;
     }
+    if (leftWork || stopped) hintOthers();
+  }
+
+  /**
+   * Wakes the other replicas' dispatchers through the bus, at most once per HINT_INTERVAL_MS
+   * however many submissions arrive: replicas claim in batches, so a burst needs one wake-up, not
+   * one per execution.
+   */
+  function hintOthers(): void {
+    if (hintPending) return;
+    hintPending = true;
+    setTimeout(() => {
+      hintPending = false;
+      deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
+    }, HINT_INTERVAL_MS).unref();
   }
 
   function wake(): void {
@@ -283,17 +303,15 @@ export function createDispatcher(deps: DispatcherDeps) {
   }
 
   return {
-    /** Wakes this replica's pump now and, through the bus, every other replica's (coalesced). */
+    /**
+     * Wakes this replica's pump now. The other replicas are woken through the bus only when this
+     * one cannot take the work itself: it is stopped, or its pass ended with every slot taken or
+     * a node at its cap (then the queue may hold work it left). A replica with room claims what
+     * was just queued at once, so telling the others would only make them run an empty claim.
+     */
     wake(): void {
-      wake();
-      // One NOTIFY per HINT_INTERVAL_MS at most, however many submissions arrive: replicas
-      // claim in batches, so a burst needs one wake-up, not one per execution.
-      if (hintPending) return;
-      hintPending = true;
-      setTimeout(() => {
-        hintPending = false;
-        deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
-      }, HINT_INTERVAL_MS).unref();
+      if (stopped) hintOthers();
+      else wake();
     },
     start(): void {
       stopped = false;
