@@ -49,4 +49,18 @@ for (const file of reports('.')) {
 }
 writeFileSync(out, JSON.stringify(totals, null, 2));
 console.log(`${label}: ${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
+// Each workspace's wall time (run start to last file's end) and its slowest files, so a CI log
+// says where the test time goes.
+const seconds = (ms) => `${Math.round(ms / 1000)} s`;
+for (const file of reports('.')) {
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const files = (r.testResults ?? []).filter((f) => f.endTime && f.startTime);
+  if (files.length === 0) continue;
+  const end = Math.max(...files.map((f) => f.endTime));
+  const slowest = [...files]
+    .sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime))
+    .slice(0, 3)
+    .map((f) => `${f.name.split('/').slice(-2).join('/')} ${seconds(f.endTime - f.startTime)}`);
+  console.log(`  ${file.replace(/\/?\.vitest-report\.json$/, '')}: ${seconds(end - r.startTime)}, ${files.length} files; slowest: ${slowest.join(', ')}`);
+}
 process.exit(totals.failed > 0 ? 1 : 0);

@@ -12,10 +12,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import type { BrowserContextOptions, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_INSTALL_TIMEOUT_MS } from '../support/chromium.ts';
@@ -26,9 +22,9 @@ import {
   startDashboardSession,
 } from '../support/dashboard-session.ts';
 import { keepForDocs } from '../support/docs-screenshots.ts';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 import { eventually } from '../support/eventually.ts';
 
-const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
 const RUN = randomBytes(3).toString('hex');
 
 let session: DashboardSession;
@@ -153,19 +149,11 @@ async function runWorkflow(name: string): Promise<Workflow> {
 }
 
 let finished: Workflow;
-let docs: RunningDocsServer;
-let docsDatabase: TestDatabase;
+let docs: TestDocsServer;
 
 beforeAll(async () => {
   // The docs site a shared run is published to, as npm start runs it beside the control plane.
-  docsDatabase = await openTestDatabase();
-  docs = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir: DOCS_DIST,
-    db: docsDatabase.db,
-    logger: createLogger('error', { write: () => {} }),
-  });
+  docs = await startTestDocsServer();
   session = await startDashboardSession({
     databasePrefix: 'sy_dashboard_flows',
     env: { SWITCHYARD_DOCS_URL: docs.url },
@@ -187,7 +175,6 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => new Promise((done) => s.close(done))));
   await session?.stop();
   await docs?.close();
-  await docsDatabase?.close();
 });
 
 const open = (url: string, options: BrowserContextOptions = {}) => session.open(url, options);

@@ -1,11 +1,9 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 
 const distDir = path.resolve(import.meta.dirname, '../../apps/docs/dist');
 const clientDir = path.join(distDir, 'client');
@@ -19,9 +17,7 @@ interface IndexedPage {
 }
 
 let browser: Browser;
-let site: RunningDocsServer;
-let database: TestDatabase;
-const serverErrors: unknown[] = [];
+let site: TestDocsServer;
 let pages: IndexedPage[];
 
 beforeAll(async () => {
@@ -30,19 +26,9 @@ beforeAll(async () => {
   }
   pages = JSON.parse(readFileSync(path.join(clientDir, 'search-index.json'), 'utf8')).pages;
   mkdirSync(screenshots, { recursive: true });
-  database = await openTestDatabase();
   // The real front server, as `npm start` runs it; a page load fetches a dozen files, so the
   // per-client budget is raised to keep the API's rate limit out of a browser test.
-  site = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir,
-    db: database.db,
-    rateLimit: 100_000,
-    pageRateLimit: 100_000,
-    // The server logs JSON lines; its error lines are what this test must not see.
-    logger: createLogger('error', { write: (line: string) => void serverErrors.push(JSON.parse(line)) }),
-  });
+  site = await startTestDocsServer({ rateLimit: 100_000, pageRateLimit: 100_000 });
   // On a fresh machine this installs Debian's Chromium first, hence the long timeout.
   browser = await launchChromium();
 }, CHROMIUM_INSTALL_TIMEOUT_MS);
@@ -50,8 +36,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await site?.close();
-  await database?.close();
-  expect(serverErrors).toEqual([]);
+  expect(site?.errors).toEqual([]);
 });
 
 /** What went wrong inside each open page: uncaught exceptions and console errors. */

@@ -6,17 +6,14 @@
  * axe-core finds nothing serious, and the page logs no error. Screenshots are kept in
  * tests/test-results/screenshots/run-share-*.png. Needs the docs build.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seriousAxeViolations } from '../support/axe.ts';
 import { CHROMIUM_INSTALL_TIMEOUT_MS, launchChromium } from '../support/chromium.ts';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 
-const distDir = path.resolve(import.meta.dirname, '../../apps/docs/dist');
 const screenshots = path.resolve(import.meta.dirname, '../test-results/screenshots');
 
 const T0 = Date.parse('2026-11-27T09:00:00.000Z');
@@ -81,27 +78,13 @@ function runBundle() {
 }
 
 let browser: Browser;
-let site: RunningDocsServer;
-let database: TestDatabase;
+let site: TestDocsServer;
 let permalink: string;
-const serverErrors: unknown[] = [];
 const bundle = runBundle();
 
 beforeAll(async () => {
-  if (!existsSync(path.join(distDir, 'server', 'entry.mjs'))) {
-    throw new Error(`No docs build at ${distDir}: run \`npm run build -w @switchyard/docs\` first.`);
-  }
   mkdirSync(screenshots, { recursive: true });
-  database = await openTestDatabase();
-  site = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir,
-    db: database.db,
-    rateLimit: 100_000,
-    pageRateLimit: 100_000,
-    logger: createLogger('error', { write: (line: string) => void serverErrors.push(JSON.parse(line)) }),
-  });
+  site = await startTestDocsServer({ rateLimit: 100_000, pageRateLimit: 100_000 });
   const created = await fetch(`${site.url}/api/v1/shares`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -115,8 +98,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await site?.close();
-  await database?.close();
-  expect(serverErrors).toEqual([]);
+  expect(site?.errors).toEqual([]);
 });
 
 const VIEWPORTS = [

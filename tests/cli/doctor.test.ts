@@ -6,42 +6,26 @@
  * content/reference/cli-doctor.md runs as the page shows.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSession, runCli, startCliSession } from '../support/cli.ts';
 import { startControlPlaneProcess } from '../support/control-plane-process.ts';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 import { ensureZsh, ZSH, ZSH_INSTALL_TIMEOUT_MS } from '../support/zsh.ts';
 import { checkCliPage } from './cli-pages.ts';
 
-const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
 let session: CliSession;
-let docs: RunningDocsServer;
-let docsDatabase: TestDatabase;
+let docs: TestDocsServer;
 
 beforeAll(async () => {
-  if (!existsSync(join(DOCS_DIST, 'server', 'entry.mjs'))) {
-    throw new Error(`No docs build at ${DOCS_DIST}: run \`npm run build -w @switchyard/docs\` first.`);
-  }
-  docsDatabase = await openTestDatabase();
-  docs = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir: DOCS_DIST,
-    db: docsDatabase.db,
-    logger: createLogger('error', { write: () => {} }),
-  });
+  docs = await startTestDocsServer();
   session = await startCliSession({ databasePrefix: 'sy_cli_doctor' });
 });
 
 afterAll(async () => {
   await session?.stop();
   await docs?.close();
-  await docsDatabase?.close();
 });
 
 describe('content/reference/cli-doctor.md', () => {

@@ -5,34 +5,16 @@
  * draws the run. Every command of content/reference/cli-share.md runs as the page shows. Needs
  * the docs build (`npm run build -w @switchyard/docs`).
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliSession, startCliSession } from '../support/cli.ts';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 import { checkCliPage } from './cli-pages.ts';
 
-const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
 let session: CliSession;
-let docs: RunningDocsServer;
-let docsDatabase: TestDatabase;
-const docsErrors: unknown[] = [];
+let docs: TestDocsServer;
 
 beforeAll(async () => {
-  if (!existsSync(join(DOCS_DIST, 'server', 'entry.mjs'))) {
-    throw new Error(`No docs build at ${DOCS_DIST}: run \`npm run build -w @switchyard/docs\` first.`);
-  }
-  docsDatabase = await openTestDatabase();
-  docs = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir: DOCS_DIST,
-    db: docsDatabase.db,
-    logger: createLogger('error', { write: (line: string) => void docsErrors.push(JSON.parse(line)) }),
-  });
+  docs = await startTestDocsServer();
   session = await startCliSession({ databasePrefix: 'sy_cli_share' });
   await session.startExample('first-agent/agent.mjs', 'hello-agent');
   const run = await session.cli([
@@ -48,8 +30,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await session?.stop();
   await docs?.close();
-  await docsDatabase?.close();
-  expect(docsErrors).toEqual([]);
+  expect(docs?.errors).toEqual([]);
 });
 
 describe('switchyard share', () => {

@@ -6,28 +6,22 @@
  * front server, and the permalink it answers serves the same bundle as JSON and a page that draws
  * the run. Needs the docs build (`npm run build -w @switchyard/docs`).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
-import { createLogger } from '@switchyard/docs/server/http/logger.ts';
-import { type RunningDocsServer, startDocsServer } from '@switchyard/docs/server/server.ts';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
-const DOCS_DIST = fileURLToPath(new URL('../../apps/docs/dist', import.meta.url));
 const KEY = 'share-run-key';
 const WORKFLOW = `wf-share-run-${process.pid}`;
 
 let controlPlane: RunningServer;
-let docs: RunningDocsServer;
-let docsDatabase: TestDatabase;
+let docs: TestDocsServer;
 let database: ThrowawayDatabase;
 let dataDir: string;
-const docsErrors: unknown[] = [];
 const agents: Server[] = [];
 
 const controlPlaneCall = (method: string, path: string, body?: unknown) =>
@@ -85,17 +79,7 @@ async function startAgent(
 }
 
 beforeAll(async () => {
-  if (!existsSync(join(DOCS_DIST, 'server', 'entry.mjs'))) {
-    throw new Error(`No docs build at ${DOCS_DIST}: run \`npm run build -w @switchyard/docs\` first.`);
-  }
-  docsDatabase = await openTestDatabase();
-  docs = await startDocsServer({
-    port: 0,
-    host: '127.0.0.1',
-    distDir: DOCS_DIST,
-    db: docsDatabase.db,
-    logger: createLogger('error', { write: (line: string) => void docsErrors.push(JSON.parse(line)) }),
-  });
+  docs = await startTestDocsServer();
   dataDir = mkdtempSync(join(tmpdir(), 'sy-share-run-'));
   database = await throwawayDatabase('sy_share_run');
   controlPlane = await startServer({
@@ -150,10 +134,9 @@ afterAll(async () => {
   }
   await controlPlane?.close();
   await docs?.close();
-  await docsDatabase?.close();
   await database?.drop();
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  expect(docsErrors).toEqual([]);
+  expect(docs?.errors).toEqual([]);
 });
 
 describe('sharing a workflow run to the docs site', () => {

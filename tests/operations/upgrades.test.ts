@@ -153,7 +153,7 @@ describe(page, () => {
     `the embedded database records each migration once (${POSTGRES ? 'skipped: runs without DATABASE_URL' : 'PGlite'})`,
     async () => {
       const dir = scratchDir();
-      const server = await startControlPlaneProcess({ dir, databaseUrl: undefined });
+      const server = await startControlPlaneProcess({ dir, databaseUrl: undefined, emptyDatabase: true });
       expect((await server.stop()).code).toBe(0);
       const db = await openDatabase({ dataDir: join(dir, 'control-plane') });
       try {

@@ -96,3 +96,60 @@ function killGroup(child: ChildProcess): void {
     // The group is already empty.
   }
 }
+
+/** What a finished process did. */
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `file` with `args` to its end and answers its exit code and output, stdin closed unless
+ * `input` is given. Runs as its own process group: past `timeoutMs` (30 s) the whole group is
+ * killed and the promise rejects, quoting what it wrote.
+ */
+export function runToEnd(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; input?: string; timeoutMs?: number } = {},
+): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, {
+      cwd: options.cwd,
+      env: options.env,
+      detached: true,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      stdout += chunk;
+    });
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    if (options.input !== undefined) child.stdin!.end(options.input);
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+      reject(
+        new Error(
+          `\`${[file, ...args].join(' ')}\` ran longer than ${timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`,
+        ),
+      );
+    }, timeoutMs);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}

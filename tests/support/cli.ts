@@ -1,10 +1,9 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { type RunningProcess, startNode } from './child-process.ts';
+import { type CommandResult, type RunningProcess, runToEnd, startNode } from './child-process.ts';
 import { type ControlPlaneProcess, startControlPlaneProcess } from './control-plane-process.ts';
 import { startExampleAgent } from './dashboard-session.ts';
 import { type BackgroundCommand, commandExamples, runShell, shellEnv, startShell } from './doc-examples.ts';
@@ -20,11 +19,7 @@ import { type ThrowawayDatabase, throwawayDatabase } from './throwaway-database.
 export const CLI_ENTRY = fileURLToPath(new URL('../../apps/cli/dist/switchyard.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type CliResult = CommandResult;
 
 /**
  * Runs `switchyard <args>` with only the given environment (and PATH, HOME), its standard input
@@ -38,32 +33,10 @@ export function runCli(
   if (!existsSync(CLI_ENTRY)) {
     throw new Error(`No CLI build at ${CLI_ENTRY}: run \`npm run build -w @switchyard/cli\` first.`);
   }
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    if (options.input !== undefined) child.stdin!.end(options.input);
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`switchyard ${args.join(' ')} ran too long; stdout: ${stdout} stderr: ${stderr}`));
-    }, options.timeoutMs ?? 30_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
+  return runToEnd(process.execPath, [CLI_ENTRY, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env },
+    input: options.input,
+    timeoutMs: options.timeoutMs,
   });
 }
 

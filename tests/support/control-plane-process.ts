@@ -1,5 +1,8 @@
 import { existsSync } from 'node:fs';
+import { cp } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { type ExitStatus, type RunningProcess, startNode } from './child-process.ts';
 import { freePort } from './free-port.ts';
 
@@ -23,6 +26,11 @@ export interface ControlPlaneProcessOptions {
   env?: Record<string, string>;
   /** How long to wait for it to answer GET /api/v1/health with 200; 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * On PGlite, a `dir` without a database starts from a copy of the run's migrated template
+   * (global-setup.ts); true leaves it empty, for tests of what the server does on first start.
+   */
+  emptyDatabase?: boolean;
 }
 
 export interface ControlPlaneProcess {
@@ -50,6 +58,11 @@ export async function startControlPlaneProcess(
     throw new Error(`No build at ${SERVER_ENTRY}: run \`npm run build -w @switchyard/control-plane\` first.`);
   }
   const port = options.port ?? (await freePort());
+  const template = inject('controlPlaneDataTemplate');
+  const dataDir = join(options.dir, 'control-plane');
+  if (!options.databaseUrl && !options.emptyDatabase && template && !existsSync(dataDir)) {
+    await cp(template, dataDir, { recursive: true });
+  }
   const child = startNode(['--enable-source-maps', SERVER_ENTRY], {
     cwd: options.dir,
     env: {

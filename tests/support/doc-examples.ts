@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { dirname } from 'node:path';
+import { type CommandResult, runToEnd } from './child-process.ts';
 
 /** One fenced code block of a markdown page. */
 export interface FencedBlock {
@@ -67,11 +68,7 @@ export function commandExamples(markdown: string): CommandExample[] {
 }
 
 /** What a shell command did. */
-export interface ShellResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type ShellResult = CommandResult;
 
 /**
  * Runs `command` with `bash -c`, as a reader pasting it into a terminal would, with the Node
@@ -82,42 +79,7 @@ export function runShell(
   command: string,
   options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<ShellResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('bash', ['-c', command], {
-      cwd: options.cwd,
-      env: { ...shellEnv(), ...options.env },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid!, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-      reject(
-        new Error(
-          `\`${command}\` ran longer than ${options.timeoutMs} ms; stdout: ${stdout} stderr: ${stderr}`,
-        ),
-      );
-    }, options.timeoutMs ?? 30_000);
-    child.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runToEnd('bash', ['-c', command], { ...options, env: { ...shellEnv(), ...options.env } });
 }
 
 /** PATH with this Node first, and nothing else of the developer's environment. */

@@ -17,6 +17,9 @@ export const EXECUTION_STATUSES = [
   'cancelled',
   'timeout',
 ] as const satisfies readonly ExecutionStatus[];
+/** `satisfies` refuses a status the API does not have; this refuses to compile if one is missing. */
+type UnlistedStatus = Exclude<ExecutionStatus, (typeof EXECUTION_STATUSES)[number]>;
+export const EVERY_STATUS_LISTED: [UnlistedStatus] extends [never] ? true : UnlistedStatus = true;
 
 const TERMINAL = new Set<string>(['succeeded', 'failed', 'cancelled', 'timeout']);
 

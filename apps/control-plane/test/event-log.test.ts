@@ -1,5 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 import { databaseKind, migrateLatest, type TestDatabase } from '@switchyard/shared/db';
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import {
@@ -453,6 +454,42 @@ describe('event log ordering with a late-committing older transaction', () => {
     await older.commit();
     await got.until(1);
     expect(got.names()).toEqual(['waiting']);
+  });
+});
+
+describe('event log beside another database on the same server', () => {
+  it("delivers entries while another database's transaction stays open: transaction ids are server-wide, but that one cannot write this log", async (ctx) => {
+    if (databaseKind(handle.db) !== 'postgres') ctx.skip();
+    // Another application's long transaction, in another database of the same server (DATABASE_URL
+    // names the server's database; each test file works in a scratch database beside it), holding
+    // a transaction id older than every entry written below.
+    const elsewhere = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await elsewhere.connect();
+    try {
+      await elsewhere.query('begin');
+      await elsewhere.query('select pg_current_xact_id()');
+      const log = open();
+      const stream = uniqueStream();
+      const got = receiver();
+      await log.follow(stream, undefined, got.onEntry);
+      await appendEvent(handle.db, stream, 'first', {});
+      log.announce(stream);
+      await got.until(1);
+      // Paging and "from now on" (the head a new follower starts after) see it too.
+      const page = await log.page(stream, { limit: 10 });
+      expect(page.entries.map((entry) => entry.event)).toEqual(['first']);
+      const late = receiver();
+      await log.follow(stream, undefined, late.onEntry);
+      await appendEvent(handle.db, stream, 'second', {});
+      log.announce(stream);
+      await late.until(1);
+      expect(late.names()).toEqual(['second']);
+      await got.until(2);
+      expect(got.names()).toEqual(['first', 'second']);
+    } finally {
+      await elsewhere.query('rollback').catch(() => {});
+      await elsewhere.end();
+    }
   });
 });
 

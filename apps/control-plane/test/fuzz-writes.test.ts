@@ -413,7 +413,7 @@ function attempt(app: AppUnderTest, method: string, path: string, body?: unknown
 async function runningExecution(app: AppUnderTest): Promise<string> {
   const before = agent.calls.length;
   void attempt(app, 'POST', `/api/v1/execute/${EXEC_NODE}.hang`, { input: {} });
-  const deadline = Date.now() + 10_000;
+  const deadline = Date.now() + 30_000;
   for (;;) {
     const call = agent.calls.slice(before).find((c) => c.fn === 'hang' && c.executionId);
     if (call?.executionId) return call.executionId;

@@ -16,8 +16,10 @@ const agents: TestAgent[] = [];
 const seen: Array<Record<string, any>> = [];
 
 beforeAll(async () => {
-  // A 300 ms probe timeout keeps the hanging-agent case quick; the other settings are the spec's.
-  cp = await startTestControlPlane({ health: { checkTimeoutMs: 300 } });
+  // The spec's settings (a 5 s probe timeout: a healthy local agent answers well inside it even
+  // on a machine busy enough to delay it by a second); the hanging-agent case uses a monitor of
+  // its own with a short timeout.
+  cp = await startTestControlPlane();
   cp.events.subscribe(NODES_TOPIC, (event) => seen.push(event));
 });
 
@@ -89,16 +91,19 @@ describe('health monitor', () => {
 
   it('claims no more than it can probe before the claim runs out, even when every probe times out', async () => {
     for (let i = 0; i < 20; i++) {
+      // A path of its own makes every base URL unique: the probe below finds its instance by URL,
+      // and two closed ports handed out by the OS in one run may be the same port.
       await call(
         cp.base,
         'POST',
         '/api/v1/nodes/register',
-        registration(uniqueNodeId(), await deadAgentUrl()),
+        registration(uniqueNodeId(), `${await deadAgentUrl()}/claim-budget-${i}`),
       );
     }
     cp.clock.advance(30_000);
     const settings = { ...cp.runtime.healthSettings, checkIntervalMs: 30_000, checkTimeoutMs: 5_000 };
     const overdue: string[] = [];
+    const shared: string[] = [];
     let probes = 0;
     const monitor = createHealthMonitor({
       db: cp.handle.db,
@@ -109,7 +114,8 @@ describe('health monitor', () => {
       // Every agent hangs: each probe waits out the 5 s timeout, two at a time.
       probe: async (baseUrl, timeoutMs) => {
         probes += 1;
-        const claimed = await cp.handle.db('node_instances').where({ base_url: baseUrl }).first();
+        const [claimed, ...others] = await cp.handle.db('node_instances').where({ base_url: baseUrl });
+        if (others.length > 0) shared.push(baseUrl);
         // Past its claim another replica could have claimed and probed it too.
         if (cp.clock.now() >= new Date(claimed.next_check_at).getTime()) overdue.push(claimed.node_id);
         cp.clock.advance(timeoutMs / 2);
@@ -124,6 +130,7 @@ describe('health monitor', () => {
     await monitor.runOnce();
     expect(probes).toBeGreaterThanOrEqual(20);
     expect(overdue).toEqual([]);
+    expect(shared).toEqual([]);
   });
 
   it('degrades a ready node after 3 consecutive failed checks (HTTP 500), and a ready heartbeat does not undo it', async () => {
@@ -189,7 +196,13 @@ describe('health monitor', () => {
   it('counts a probe that gets no answer within the timeout as a failure', async () => {
     const { agent, id } = await agentAndNode();
     agent.health = 'hang';
-    await cp.runtime.health.runOnce();
+    const quick = createHealthMonitor({
+      db: cp.handle.db,
+      transitions: cp.runtime.transitions,
+      clock: cp.clock,
+      settings: { ...cp.runtime.healthSettings, checkTimeoutMs: 300 },
+    });
+    await quick.runOnce();
     const node = (await call(cp.base, 'GET', `/api/v1/nodes/${id}`)).body;
     expect(node.health).toMatchObject({
       last_check_ok: false,

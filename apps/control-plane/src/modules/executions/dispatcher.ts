@@ -73,6 +73,8 @@ export function createDispatcher(deps: DispatcherDeps) {
   let accepted: string[] = [];
   let acceptFlush: Promise<void> | undefined;
   let hintPending = false;
+  /** The dispatcher runs here (start() was called); until then work queued is left to the others. */
+  let started = false;
   let unsubscribe = () => {};
 
   /** Records accepted executions in one statement per event-loop turn instead of one per call. */
@@ -238,36 +240,65 @@ export function createDispatcher(deps: DispatcherDeps) {
     return { claimed: rows.length, capped };
   }
 
-  /** Claims batches while there is room for calls and the last claim may have left work behind. */
-  async function claimWhileRoom(): Promise<void> {
+  /**
+   * Claims batches while there is room for calls and the last claim may have left work behind;
+   * resolves true when it stopped with work possibly left in the queue: every slot taken, or a
+   * node at its cap.
+   */
+  async function claimWhileRoom(): Promise<boolean> {
+    let leftWork = false;
     while (!loop.stopped && inFlight < deps.concurrency) {
       const room = Math.min(64, deps.concurrency - inFlight);
       const { claimed, capped } = await claimBatch(room);
+      leftWork = capped;
       if (claimed < room && !capped) break;
     }
+    return leftWork || inFlight >= deps.concurrency;
+  }
+
+  /** One pass; the other replicas are told when it left work or failed, or this one is stopping. */
+  async function dispatchPass(): Promise<void> {
+    const leftWork = await claimWhileRoom().catch((error) => {
+      hintOthers();
+      throw error;
+    });
+    if (leftWork || loop.stopped) hintOthers();
+  }
+
+  /**
+   * Wakes the other replicas' dispatchers through the bus, at most once per HINT_INTERVAL_MS
+   * however many submissions arrive: replicas claim in batches, so a burst needs one wake-up, not
+   * one per execution.
+   */
+  function hintOthers(): void {
+    if (hintPending) return;
+    hintPending = true;
+    setTimeout(() => {
+      hintPending = false;
+      deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
+    }, HINT_INTERVAL_MS).unref();
   }
 
   const loop = createWorkLoop({
-    pass: claimWhileRoom,
+    pass: dispatchPass,
     onError: (error) => log.error({ err: error }, 'execution dispatch pass failed'),
     clock,
     pollMs: SAFETY_POLL_MS,
   });
 
   return {
-    /** Wakes this replica's pump now and, through the bus, every other replica's (coalesced). */
+    /**
+     * Wakes this replica's pump now. The other replicas are woken through the bus only when this
+     * one cannot take the work itself: it is stopped, or its pass ended with every slot taken or
+     * a node at its cap (then the queue may hold work it left). A replica with room claims what
+     * was just queued at once, so telling the others would only make them run an empty claim.
+     */
     wake(): void {
-      loop.wake();
-      // One NOTIFY per HINT_INTERVAL_MS at most, however many submissions arrive: replicas
-      // claim in batches, so a burst needs one wake-up, not one per execution.
-      if (hintPending) return;
-      hintPending = true;
-      setTimeout(() => {
-        hintPending = false;
-        deps.events.publish(QUEUE_TOPIC, {}).catch(() => {});
-      }, HINT_INTERVAL_MS).unref();
+      if (!started || loop.stopped) hintOthers();
+      else loop.wake();
     },
     start(): void {
+      started = true;
       unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => loop.wake());
       loop.start();
     },

@@ -158,7 +158,20 @@ export function syncResult(row: ExecutionRow) {
 }
 
 /** The 202 acknowledgement of `POST /api/v1/execute/async/{target}` (spec §2). */
-export function acknowledgement(row: ExecutionRow) {
+export function acknowledgement(
+  row: Pick<
+    ExecutionRow,
+    | 'execution_id'
+    | 'workflow_id'
+    | 'run_id'
+    | 'status'
+    | 'target'
+    | 'function_type'
+    | 'created_at'
+    | 'webhook_registered'
+    | 'webhook_error'
+  >,
+) {
   return {
     execution_id: row.execution_id,
     workflow_id: row.workflow_id,

@@ -15,6 +15,7 @@ import {
   findExecution,
   findParent,
   insertExecution,
+  insertQueued,
   markAccepted,
   type Outcome,
   recordProgress,
@@ -92,14 +93,25 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
   // Sync calls this process is making right now (the reaper leaves them alone).
   const syncInFlight = new Set<string>();
   // Queue admission reads the queue length at most every 250 ms and counts its own admissions in
-  // between: exact enough for a bound of thousands, and no COUNT(*) per submission.
+  // between: exact enough for a bound of thousands, and no COUNT(*) per submission. Submissions
+  // that find the count stale while it is being read share that one read.
   let queued = { count: 0, at: Number.NEGATIVE_INFINITY };
+  let counting: Promise<void> | undefined;
+
+  function recount(now: number): Promise<void> {
+    counting ??= countQueued(db)
+      .then((count) => {
+        queued = { count, at: now };
+      })
+      .finally(() => {
+        counting = undefined;
+      });
+    return counting;
+  }
 
   async function admit(): Promise<void> {
     const now = clock.now();
-    if (now - queued.at > 250 || queued.count >= deps.settings.queueSize) {
-      queued = { count: await countQueued(db), at: now };
-    }
+    if (now - queued.at > 250 || queued.count >= deps.settings.queueSize) await recount(now);
     if (queued.count >= deps.settings.queueSize) {
       throw new ProblemError(
         'rate_limited',
@@ -277,14 +289,14 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         webhookInput === undefined ? undefined : await checkWebhook(webhookInput, deps.webhookSettings);
       await admit();
       const now = new Date(clock.now());
-      const row = await insertExecution(db, {
+      const row = {
         ...(await identity(context)),
         target: route.target.text,
         node_id: route.target.nodeId,
         function_name: route.target.functionName,
         function_type: route.target.type,
-        lane: 'async',
-        status: 'queued',
+        lane: 'async' as const,
+        status: 'queued' as const,
         input,
         routed_version: route.instance.version,
         agent_base_url: null,
@@ -294,9 +306,10 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         dispatched_by: null,
         dispatch_count: 0,
         now,
-      });
+      };
+      await insertQueued(db, row);
       deps.wakeDispatchers();
-      return { row, version: route.instance.version };
+      return { row: { ...row, created_at: now }, version: route.instance.version };
     },
 
     /**

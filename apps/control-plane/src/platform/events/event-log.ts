@@ -169,6 +169,38 @@ interface Row {
 }
 
 /**
+ * The CTE `s` that every read starts with: `s.bound`, the transaction id below which every
+ * transaction that could still append to the log has ended, taken from one snapshot. Entries with
+ * `tx < bound` can be passed in (tx, id) order: nothing can later commit below them.
+ *
+ * Transaction ids (and so the snapshot's xmin) are shared by every database of a server, so a long
+ * transaction of another application on the same PostgreSQL server would hold back the whole log
+ * if the bound were the snapshot's xmin. When a committed entry of the stream sits at or above the
+ * xmin (the only case where the two differ in effect), the bound is instead the oldest transaction
+ * of the snapshot's in-progress list that is not running in another database: its owner's database
+ * is read from pg_locks (which backend holds the transaction's id) and pg_stat_activity (that
+ * backend's database), both readable without privileges. A transaction that ended after the
+ * snapshot was taken no longer shows there and so still counts: the rule errs only towards waiting.
+ * Takes one binding: the stream.
+ */
+const SNAPSHOT_BOUND = `c as materialized (select pg_current_snapshot() as snap),
+     s as materialized (
+       select case
+         when exists (select 1 from event_log h where h.stream = ? and h.tx >= pg_snapshot_xmin(c.snap)) then (
+           select coalesce(min(x), pg_snapshot_xmax(c.snap)) from pg_snapshot_xip(c.snap) x
+           where not exists (
+             select 1 from pg_locks l join pg_stat_activity a on a.pid = l.pid
+             where l.locktype = 'transactionid' and l.mode = 'ExclusiveLock' and l.granted
+               and l.transactionid = xid(x)
+               and a.datid <> (select oid from pg_database where datname = current_database())
+           )
+         )
+         else pg_snapshot_xmin(c.snap)
+       end as bound
+       from c
+     )`;
+
+/**
  * The entries of one read in log order, at most `limit`, ended early by BATCH_BYTES: `before` is
  * the size of the payloads ahead of a row, so the first row always passes. `found` (rows before the
  * cut) tells a reader whether more may follow. `where` holds the read's conditions on `e`.
@@ -196,9 +228,9 @@ function readWasFull(rows: Array<Pick<Row, 'id' | 'found'>>, limit: number): boo
 
 /**
  * One statement, so one snapshot: the entries after `after` (and up to `until`) whose transaction
- * ended before every transaction still running (`tx < xmin`), in (tx, id) order, plus whether a
+ * ended before every transaction that could still append (`tx < bound`, see SNAPSHOT_BOUND), in (tx, id) order, plus whether a
  * committed entry of the stream is held back behind a still-running older transaction. Only
- * `tx < xmin` is safe to pass: an entry of an older transaction may still commit below anything
+ * `tx < bound` is safe to pass: an entry of an older transaction may still commit below anything
  * newer, and a cursor already past it would skip it. The LEFT JOIN keeps the held_back row when
  * there are no entries.
  */
@@ -206,15 +238,15 @@ async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor 
   const bounds = until ? 'and (e.tx, e.id) <= (?::text::xid8, ?::bigint)' : '';
   // Cursor parts travel as text: bigints are beyond what the drivers bind as numbers.
   const untilBindings = until ? [String(until.tx), String(until.id)] : [];
-  const bindings = [stream, stream, String(after.tx), String(after.id), ...untilBindings, BATCH];
+  const bindings = [stream, stream, stream, String(after.tx), String(after.id), ...untilBindings, BATCH];
   const result = await db.raw(
-    `with s as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    `with ${SNAPSHOT_BOUND},
      held as (
-       select exists (select 1 from event_log e, s where e.stream = ? and e.tx >= s.xmin) as held_back
+       select exists (select 1 from event_log e, s where e.stream = ? and e.tx >= s.bound) as held_back
      )
      select r.id, r.tx, r.event, r.payload, r.found, held.held_back
      from held left join lateral (
-       ${boundedRead(`e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}`)}
+       ${boundedRead(`e.stream = ? and e.tx < s.bound and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}`)}
      ) r on true
      order by r.tx::xid8, r.id::bigint`,
     bindings,
@@ -225,10 +257,11 @@ async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor 
 /** The last entry of a stream every reader can already see: where "from now on" starts. */
 async function readHead(db: Knex, stream: string): Promise<Cursor> {
   const result = await db.raw(
-    `select e.id::text as id, e.tx::text as tx from event_log e
-     where e.stream = ? and e.tx < pg_snapshot_xmin(pg_current_snapshot())
+    `with ${SNAPSHOT_BOUND}
+     select e.id::text as id, e.tx::text as tx from event_log e, s
+     where e.stream = ? and e.tx < s.bound
      order by e.tx desc, e.id desc limit 1`,
-    [stream],
+    [stream, stream],
   );
   const row = result.rows[0] as { id: string; tx: string } | undefined;
   return row ? { tx: BigInt(row.tx), id: BigInt(row.id) } : ZERO_CURSOR;
@@ -246,7 +279,7 @@ function entriesOf(rows: Array<Omit<Row, 'held_back'>>): Array<EventLogEntry & {
 }
 
 /**
- * The SQL of one page: readAfter's visibility rule (`tx < xmin`, one snapshot) and order, plus the
+ * The SQL of one page: readAfter's visibility rule (`tx < bound`, one snapshot) and order, plus the
  * optional time and payload filters. Payload field names travel as bindings like the values, so no
  * caller-supplied text is ever spliced into the statement.
  */
@@ -257,7 +290,7 @@ async function readPage(
   options: PageOptions,
 ): Promise<Array<Omit<Row, 'held_back'>>> {
   const conditions: string[] = [];
-  const bindings: Array<string | number> = [stream, String(after.tx), String(after.id)];
+  const bindings: Array<string | number> = [stream, stream, String(after.tx), String(after.id)];
   if (options.since) {
     conditions.push('and e.created_at >= ?::timestamptz');
     bindings.push(options.since.toISOString());
@@ -275,9 +308,9 @@ async function readPage(
   // One more than asked for tells whether another page follows, without a count.
   bindings.push(options.limit + 1);
   const result = await db.raw(
-    `with s as materialized (select pg_snapshot_xmin(pg_current_snapshot()) as xmin)
+    `with ${SNAPSHOT_BOUND}
      select r.* from (
-       ${boundedRead(`e.stream = ? and e.tx < s.xmin and (e.tx, e.id) > (?::text::xid8, ?::bigint)
+       ${boundedRead(`e.stream = ? and e.tx < s.bound and (e.tx, e.id) > (?::text::xid8, ?::bigint)
        ${conditions.join('\n       ')}`)}
      ) r
      order by r.tx::xid8, r.id::bigint`,

@@ -1,0 +1,523 @@
+#!/usr/bin/env node
+// The control plane's async execution lane against the same path built on graphile-worker, on one
+// PostgreSQL database, in one run. Per round, each side gets a burst of N submissions at
+// BENCH_CONNECTIONS connections (autocannon in a worker thread), timed from the first submission
+// until every execution of the burst is terminal:
+//   - switchyard, 202 + callback: POST /api/v1/execute/async/bench-agent.work; the dispatcher calls
+//     the agent, which answers 202 and then posts the status callback `succeeded`;
+//   - switchyard, 200: POST /api/v1/execute/async/bench-agent.echo; the agent answers the call
+//     with its result (200), which ends the execution;
+//   - graphile-worker: a plain node:http server whose POST does `addJob` and answers 202; a
+//     graphile-worker runner in the same process runs the task, which calls the same agent's
+//     `echo` function (answers 200) with undici and completes.
+// The sides alternate within every round, so the machine's load drifts over all of them alike.
+// Run from the repository root:
+//   node --import tsx bench/control-plane/async-lane.mjs
+// Settings: DATABASE_URL (postgres://postgres@127.0.0.1:5432/test; a scratch database is created
+// on that server and dropped afterwards), BENCH_ASYNC executions per burst (3000), BENCH_ROUNDS
+// (3), BENCH_CONNECTIONS (10), BENCH_GW_CONCURRENCY (the control plane's dispatch_concurrency, 64),
+// BENCH_GW_POOL (graphile-worker's connections, 10: the control plane's pool size),
+// BENCH_GW_LOCAL_QUEUE (0: graphile-worker's defaults; n > 0 turns on its local queue of n jobs
+// and batched completion), BENCH_PROFILE=1 (per side, the SQL statements per execution),
+// BENCH_CPU_PROFILE=<dir> (a .cpuprofile of this process's thread per burst).
+import { fork } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const NODE_ID = 'bench-agent';
+const INPUT = { text: 'hello' };
+const RESULT = JSON.stringify({ ok: true, words: 1 });
+
+if (process.argv[2] === '--agent') runAgent();
+else await main();
+
+// ── The agent (child process) ───────────────────────────────────────────────────────────────────
+// POST /reasoners/echo answers 200 with a small JSON result. POST /reasoners/work answers 202 and
+// then reports `succeeded` through POST /api/v1/executions/{id}/status on a keep-alive connection,
+// retrying a failed callback like the SDKs. It registers and heartbeats like an SDK agent.
+function runAgent() {
+  let controlPlane;
+  let heartbeat;
+  let failedCallbacks = 0;
+  const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 64 });
+
+  const post = (path, body) =>
+    new Promise((resolve) => {
+      const payload = JSON.stringify(body);
+      const req = httpRequest(
+        `${controlPlane}${path}`,
+        {
+          method: 'POST',
+          agent: keepAlive,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+        },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.statusCode));
+        },
+      );
+      req.on('error', () => resolve(0));
+      req.end(payload);
+    });
+
+  async function callback(id) {
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const status = await post(`/api/v1/executions/${id}/status`, {
+        execution_id: id,
+        status: 'succeeded',
+        result: { ok: true, words: 1 },
+      });
+      if (status >= 200 && status < 300) return;
+      failedCallbacks += 1;
+      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
+    }
+  }
+
+  const server = createServer((req, res) => {
+    if (req.method === 'GET') {
+      res.writeHead(req.url === '/health' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end('{"status":"ok"}');
+      return;
+    }
+    req.resume();
+    req.on('end', () => {
+      if (req.url === '/reasoners/work') {
+        const id = String(req.headers['x-execution-id']);
+        res.writeHead(202, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ status: 'accepted', execution_id: id }));
+        setImmediate(() => void callback(id));
+        return;
+      }
+      res.writeHead(req.url === '/reasoners/echo' ? 200 : 404, { 'content-type': 'application/json' });
+      res.end(RESULT);
+    });
+  });
+
+  process.on('message', (message) => {
+    if (message.cmd === 'configure') {
+      controlPlane = message.controlPlaneUrl;
+      clearInterval(heartbeat);
+      heartbeat = setInterval(() => {
+        void post(`/api/v1/nodes/${NODE_ID}/heartbeat`, {
+          status: 'ready',
+          version: '1.0.0',
+          timestamp: new Date().toISOString(),
+        });
+      }, 2_000);
+      process.send({ event: 'configured' });
+    } else if (message.cmd === 'failed-callbacks') {
+      process.send({ event: 'failed-callbacks', count: failedCallbacks });
+    } else if (message.cmd === 'stop') {
+      clearInterval(heartbeat);
+      keepAlive.destroy();
+      server.close();
+      process.disconnect();
+    }
+  });
+  server.keepAliveTimeout = 30_000;
+  server.listen(0, '127.0.0.1', () => {
+    process.send({ event: 'listening', url: `http://127.0.0.1:${server.address().port}` });
+  });
+}
+
+// ── The benchmark (parent process) ──────────────────────────────────────────────────────────────
+async function main() {
+  const { default: autocannon } = await import('autocannon');
+  const { Agent, request } = await import('undici');
+  const { default: pg } = await import('pg');
+  const { run: runGraphileWorker, Logger } = await import('graphile-worker');
+  const { startServer } = await import('../../apps/control-plane/src/server.ts');
+  const { createScratchDatabase } = await import('@switchyard/shared/db');
+
+  const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const COUNT = Number(process.env.BENCH_ASYNC ?? 3000);
+  const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+  const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
+  const GW_CONCURRENCY = Number(process.env.BENCH_GW_CONCURRENCY ?? 64);
+  const GW_POOL = Number(process.env.BENCH_GW_POOL ?? 10);
+  const GW_LOCAL_QUEUE = Number(process.env.BENCH_GW_LOCAL_QUEUE ?? 0);
+  const PROFILE = process.env.BENCH_PROFILE === '1';
+  const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+  const inspector = CPU_PROFILE_DIR ? new (await import('node:inspector/promises')).Session() : undefined;
+  if (inspector) {
+    inspector.connect();
+    await inspector.post('Profiler.enable');
+    mkdirSync(CPU_PROFILE_DIR, { recursive: true });
+  }
+  const started = performance.now();
+  const loadBefore = loadavg();
+
+  // The agent, and a request/answer helper over its IPC channel.
+  const agentProcess = fork(fileURLToPath(import.meta.url), ['--agent'], { execArgv: [] });
+  const waiting = new Map();
+  agentProcess.on('message', (message) => {
+    const wake = waiting.get(message.event);
+    waiting.delete(message.event);
+    wake?.(message);
+  });
+  const nextMessage = (event) => new Promise((resolve) => waiting.set(event, resolve));
+  const ask = (command, event) => {
+    const answer = nextMessage(event);
+    agentProcess.send(command);
+    return answer;
+  };
+  const agentUrl = (await nextMessage('listening')).url;
+
+  // One throwaway database holds both queues: the control plane's tables and graphile_worker's.
+  const scratch = await createScratchDatabase(DATABASE_URL, 'sy_bench_async');
+  const dataDir = mkdtempSync(join(tmpdir(), 'sy-bench-async-'));
+  const databaseName = new URL(scratch.url).pathname.slice(1);
+
+  // With BENCH_PROFILE=1 every statement a `pg` client runs is timed and counted (BEGIN, COMMIT
+  // and NOTIFY included); each side's statements are told apart by the pool they came from.
+  const stats = new Map();
+  let profiling;
+  const graphileClients = new WeakSet();
+  if (PROFILE) {
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function timedQuery(config, values, callback) {
+      const side = graphileClients.has(this) ? 'graphile' : 'switchyard';
+      const sql = typeof config === 'string' ? config : config?.text;
+      const at = performance.now();
+      const done = () => {
+        if (profiling !== side) return;
+        const key = String(sql).replace(/\s+/g, ' ').slice(0, 110);
+        const s = stats.get(key) ?? { n: 0, ms: 0 };
+        s.n += 1;
+        s.ms += performance.now() - at;
+        stats.set(key, s);
+      };
+      const args = [config, values, callback];
+      const last = args.findLastIndex((a) => typeof a === 'function');
+      if (last >= 0) {
+        const original = args[last];
+        args[last] = (...answer) => {
+          done();
+          return original(...answer);
+        };
+        return query.apply(this, args.slice(0, last + 1));
+      }
+      const answer = query.apply(this, args.slice(0, values === undefined ? 1 : 2));
+      answer?.then?.(done, done);
+      return answer;
+    };
+  }
+  function reportProfile(label, units) {
+    const rows = [...stats].sort((a, b) => b[1].n - a[1].n);
+    const count = rows.reduce((n, [, s]) => n + s.n, 0);
+    const ms = rows.reduce((n, [, s]) => n + s.ms, 0);
+    console.error(
+      `  SQL, ${label}: ${(count / units).toFixed(2)} statements and ${(ms / units).toFixed(2)} ms of round trips per execution`,
+    );
+    for (const [sql, s] of rows.slice(0, 12)) {
+      console.error(
+        `    ${(s.n / units).toFixed(3).padStart(7)}/exec × ${(s.ms / s.n).toFixed(2).padStart(6)} ms  ${sql}`,
+      );
+    }
+    stats.clear();
+  }
+
+  // ── Switchyard ──
+  const running = await startServer({
+    env: {
+      CONTROL_PLANE_PORT: '0',
+      LOG_LEVEL: 'silent',
+      SWITCHYARD_DATA_DIR: dataDir,
+      DATABASE_URL: scratch.url,
+    },
+  });
+  const client = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
+  async function call(url, body) {
+    const response = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+      dispatcher: client,
+    });
+    await response.body.text();
+    return response.statusCode;
+  }
+  await ask({ cmd: 'configure', controlPlaneUrl: running.url }, 'configured');
+  const post = async (path, body, expected) => {
+    const status = await call(`${running.url}${path}`, JSON.stringify(body));
+    if (status !== expected) throw new Error(`${path} answered ${status}`);
+  };
+  await post(
+    '/api/v1/nodes/register',
+    {
+      id: NODE_ID,
+      version: '1.0.0',
+      base_url: agentUrl,
+      deployment_type: 'long_running',
+      reasoners: [
+        { id: 'echo', input_schema: { type: 'object' }, tags: ['bench'] },
+        { id: 'work', input_schema: { type: 'object' }, tags: ['bench'] },
+      ],
+      skills: [],
+    },
+    201,
+  );
+  const beat = { version: '1.0.0', timestamp: new Date().toISOString() };
+  await post(`/api/v1/nodes/${NODE_ID}/heartbeat`, { ...beat, status: 'starting' }, 200);
+  await post(`/api/v1/nodes/${NODE_ID}/lifecycle/status`, { status: 'ready', version: '1.0.0' }, 200);
+
+  // ── graphile-worker: its own pool on the same database, a task calling the agent's echo ──
+  // As many connections as the control plane's pool (10): the server's max_connections is shared.
+  const gwPool = new pg.Pool({ connectionString: scratch.url, max: GW_POOL });
+  gwPool.on('connect', (c) => graphileClients.add(c));
+  gwPool.on('error', (error) => console.error('graphile-worker pool:', error.message));
+  const agentCalls = new Agent({ connections: 256, keepAliveTimeout: 10_000 });
+  const taskList = {
+    async call_agent(payload) {
+      const response = await request(`${agentUrl}/reasoners/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-execution-id': String(payload.id) },
+        body: JSON.stringify(payload.input),
+        dispatcher: agentCalls,
+      });
+      const text = await response.body.text();
+      if (response.statusCode !== 200) throw new Error(`the agent answered ${response.statusCode}`);
+      return JSON.parse(text);
+    },
+  };
+  const runner = await runGraphileWorker({
+    pgPool: gwPool,
+    concurrency: GW_CONCURRENCY,
+    noHandleSignals: true,
+    pollInterval: 2_000,
+    taskList,
+    logger: new Logger(() => () => {}),
+    ...(GW_LOCAL_QUEUE > 0
+      ? {
+          preset: {
+            worker: { localQueue: { size: GW_LOCAL_QUEUE }, completeJobBatchDelay: 0, failJobBatchDelay: 0 },
+          },
+        }
+      : {}),
+  });
+  let jobSeq = 0;
+  const gwServer = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (chunk) => chunks.push(chunk));
+    req.on('end', async () => {
+      try {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        jobSeq += 1;
+        const job = await runner.addJob('call_agent', { id: `job_${jobSeq}`, input: body.input });
+        res.writeHead(202, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ job_id: job.id, status: 'queued' }));
+      } catch (error) {
+        res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: String(error) }));
+      }
+    });
+  });
+  gwServer.keepAliveTimeout = 30_000;
+  await new Promise((resolve) => gwServer.listen(0, '127.0.0.1', resolve));
+  const gwUrl = `http://127.0.0.1:${gwServer.address().port}`;
+
+  // A connection of its own to watch the bursts end (every 10 ms, one cheap count).
+  const watcher = new pg.Client({ connectionString: scratch.url });
+  await watcher.connect();
+
+  /**
+   * CPU time of the local PostgreSQL backends serving the scratch database (Linux /proc; their
+   * command line names the database), in ms. NaN elsewhere, or when the server is on another
+   * machine. Both sides' backends serve this database; the idle side's add next to nothing.
+   */
+  function postgresCpuMs() {
+    let ticks = 0;
+    let found = false;
+    try {
+      for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+        try {
+          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+          if (!cmdline.startsWith('postgres: ') || !cmdline.includes(` ${databaseName} `)) continue;
+          const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+          ticks += Number(fields[11]) + Number(fields[12]); // utime + stime, in 1/100 s
+          found = true;
+        } catch {}
+      }
+    } catch {}
+    return found ? ticks * 10 : Number.NaN;
+  }
+  // Backends come and go between readings; a burst's share is the difference of the sums, which
+  // undercounts a backend that exited meanwhile (the pools keep theirs open, so rarely).
+
+  /** Waits until `left()` is 0; resolves with the moment it was seen (bounded, 120 s). */
+  async function until(left) {
+    const deadline = performance.now() + 120_000;
+    let shown = performance.now();
+    while (performance.now() < deadline) {
+      const n = await left();
+      if (n === 0) return performance.now();
+      if (performance.now() - shown > 10_000) {
+        shown = performance.now();
+        console.error(`  still ${n} to go`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    return null;
+  }
+
+  const sides = {
+    'switchyard, 202 + callback': {
+      url: `${running.url}/api/v1/execute/async/${NODE_ID}.work`,
+      target: 'work',
+    },
+    'switchyard, 200': { url: `${running.url}/api/v1/execute/async/${NODE_ID}.echo`, target: 'echo' },
+    'graphile-worker, 200': { url: gwUrl, graphile: true },
+  };
+
+  /** One burst: `COUNT` submissions at CONNECTIONS, until every one is terminal. */
+  async function burst(name, count) {
+    const side = sides[name];
+    const since = new Date(Date.now() - 1);
+    const loop = performance.eventLoopUtilization();
+    const cpu = process.cpuUsage();
+    const pgCpu = postgresCpuMs();
+    if (inspector) await inspector.post('Profiler.start');
+    profiling = side.graphile ? 'graphile' : 'switchyard';
+    const t0 = performance.now();
+    const submitted = await autocannon({
+      workers: 1,
+      url: side.url,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ input: INPUT }),
+      amount: count,
+      connections: CONNECTIONS,
+    });
+    const submittedAt = performance.now();
+    const failures = submitted.non2xx + submitted.errors + submitted.timeouts;
+    const left = side.graphile
+      ? async () => Number((await watcher.query('select count(*) as n from graphile_worker.jobs')).rows[0].n)
+      : async () =>
+          Number(
+            (
+              await watcher.query(
+                `select count(*) as n from executions
+                  where created_at >= $1 and target = $2 and status in ('queued', 'running', 'waiting')`,
+                [since, `${NODE_ID}.${side.target}`],
+              )
+            ).rows[0].n,
+          );
+    const endAt = await until(left);
+    profiling = undefined;
+    const elu = performance.eventLoopUtilization(loop);
+    const used = process.cpuUsage(cpu);
+    const pgUsed = postgresCpuMs() - pgCpu;
+    if (inspector) {
+      const { profile } = await inspector.post('Profiler.stop');
+      const file = `${name.replace(/[^a-z0-9]+/gi, '-')}-${count}-${Date.now()}.cpuprofile`;
+      writeFileSync(join(CPU_PROFILE_DIR, file), JSON.stringify(profile));
+    }
+    let succeeded = count - failures;
+    if (!side.graphile) {
+      const rows = await watcher.query(
+        `select status, count(*) as n from executions where created_at >= $1 and target = $2 group by status`,
+        [since, `${NODE_ID}.${side.target}`],
+      );
+      succeeded = Number(rows.rows.find((r) => r.status === 'succeeded')?.n ?? 0);
+    } else {
+      const failedJobs = await watcher.query(
+        'select count(*) as n from graphile_worker.jobs where attempts > 0 and last_error is not null',
+      );
+      succeeded -= Number(failedJobs.rows[0].n);
+    }
+    const seconds = ((endAt ?? performance.now()) - t0) / 1000;
+    return {
+      perSecond: succeeded / seconds,
+      submitPerSecond: count / ((submittedAt - t0) / 1000),
+      seconds,
+      failures: failures + (count - succeeded) + (endAt === null ? 1 : 0),
+      elu: elu.utilization,
+      cpuMsPerExecution: (used.user + used.system) / 1000 / count,
+      postgresMsPerExecution: pgUsed / count,
+    };
+  }
+
+  const names = Object.keys(sides);
+  const results = Object.fromEntries(names.map((n) => [n, []]));
+  let failedCallbacks = 0;
+  const step = (label) => console.error(`${label} (${Math.round(performance.now() - started) / 1000} s)`);
+  try {
+    step('warm-up: 300 executions per side');
+    for (const name of names) await burst(name, 300);
+    stats.clear();
+    for (let round = 1; round <= ROUNDS; round++) {
+      // Alternate which side goes first, so neither always follows the other.
+      const order = round % 2 === 1 ? names : [...names].reverse();
+      for (const name of order) {
+        step(`round ${round}: ${name}, burst of ${COUNT}`);
+        const result = await burst(name, COUNT);
+        results[name].push(result);
+        console.error(
+          `  ${result.perSecond.toFixed(0)} executions/s (${result.seconds.toFixed(2)} s; submissions ${result.submitPerSecond.toFixed(0)}/s; event loop ${(result.elu * 100).toFixed(0)} %; failures ${result.failures})`,
+        );
+        if (PROFILE) reportProfile(name, COUNT);
+      }
+    }
+    failedCallbacks = (await ask({ cmd: 'failed-callbacks' }, 'failed-callbacks')).count;
+  } finally {
+    await watcher.end();
+    await runner.stop();
+    await gwPool.end();
+    await new Promise((resolve) => gwServer.close(resolve));
+    await agentCalls.close();
+    agentProcess.send({ cmd: 'stop' });
+    await running.close();
+    await client.close();
+    await scratch.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+
+  // ── The report ──
+  const median = (values) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  };
+  const r0 = (n) => String(Math.round(n));
+  const lines = [
+    `| side | ${Array.from({ length: ROUNDS }, (_, i) => `round ${i + 1}`).join(' | ')} | median | CPU ms/exec: this process, PostgreSQL | event loop busy |`,
+    `|---|${Array.from({ length: ROUNDS + 3 }, () => '---').join('|')}|`,
+    ...names.map((name) => {
+      const runs = results[name];
+      return `| ${name} | ${runs.map((x) => r0(x.perSecond)).join(' | ')} | ${r0(median(runs.map((x) => x.perSecond)))} | ${median(runs.map((x) => x.cpuMsPerExecution)).toFixed(2)}, ${median(runs.map((x) => x.postgresMsPerExecution)).toFixed(2)} | ${r0(median(runs.map((x) => x.elu)) * 100)} % |`;
+    }),
+  ];
+  const reference = results['graphile-worker, 200'];
+  const goals = [];
+  for (const name of names.filter((n) => n.startsWith('switchyard'))) {
+    const runs = results[name];
+    const ratios = runs.map((x, i) => x.perSecond / reference[i].perSecond);
+    const ratio = median(ratios);
+    const rate = median(runs.map((x) => x.perSecond));
+    goals.push(
+      `  ${ratio >= 1.5 ? 'PASS' : 'MISS'}  ${name}: ≥ 1.5× graphile-worker: ${ratio.toFixed(2)}× (per round ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+      `  ${rate >= 1000 ? 'PASS' : 'MISS'}  ${name}: ≥ 1,000 executions/s end to end: ${r0(rate)}/s`,
+    );
+  }
+  console.log(`
+Async lane against graphile-worker ${(await import('graphile-worker/package.json', { with: { type: 'json' } })).default.version} on PostgreSQL (database ${databaseName}), bursts of ${COUNT} at ${CONNECTIONS} connections, ${ROUNDS} rounds
+graphile-worker: concurrency ${GW_CONCURRENCY}, pool of ${GW_POOL}, ${GW_LOCAL_QUEUE > 0 ? `local queue of ${GW_LOCAL_QUEUE}, batched completion` : 'default settings otherwise'}
+load average ${loadBefore.map((x) => x.toFixed(1)).join(' ')} before, ${loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} after
+${lines.join('\n')}
+
+Goals (median of the per-round ratios):
+${goals.join('\n')}
+failed status callbacks (retried): ${failedCallbacks}
+total ${((performance.now() - started) / 1000).toFixed(0)} s
+`);
+  const failures = names.flatMap((n) => results[n]).reduce((n, x) => n + x.failures, 0);
+  if (failures > 0) {
+    console.error(`${failures} submissions or executions failed`);
+    process.exitCode = 1;
+  }
+}

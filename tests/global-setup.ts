@@ -1,0 +1,51 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { controlPlaneMigrations } from '@switchyard/control-plane/migrations';
+import { docsMigrations } from '@switchyard/docs/server/shares/migrations/index.ts';
+import {
+  createTestDatabaseTemplate,
+  migrateLatest,
+  openDatabase,
+  type TestDatabaseTemplate,
+} from '@switchyard/shared/db';
+import type { TestProject } from 'vitest/node';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /**
+     * On embedded PGlite: a migrated control-plane data directory that server processes start
+     * from a copy of (see control-plane-process.ts); undefined on PostgreSQL.
+     */
+    controlPlaneDataTemplate: string | undefined;
+    /** The migrated docs database that in-process docs servers start as a copy of (docs-server.ts). */
+    docsTemplate: TestDatabaseTemplate;
+  }
+}
+
+/**
+ * A server started on an empty database spends most of its start creating it (on PGlite, an
+ * initdb) and migrating it; seconds each, dozens of times per run. The run migrates one of each
+ * kind instead, and servers start on copies.
+ */
+export default async function setup(project: TestProject) {
+  const docs = await createTestDatabaseTemplate([docsMigrations]);
+  project.provide('docsTemplate', docs.template);
+  if (process.env.DATABASE_URL) {
+    project.provide('controlPlaneDataTemplate', undefined);
+    return docs.dispose;
+  }
+  const parent = await mkdtemp(join(tmpdir(), 'switchyard-tests-template-'));
+  const dataDir = join(parent, 'control-plane');
+  const db = await openDatabase({ dataDir });
+  try {
+    await migrateLatest(db, controlPlaneMigrations);
+  } finally {
+    await db.destroy();
+  }
+  project.provide('controlPlaneDataTemplate', dataDir);
+  return async () => {
+    await rm(parent, { recursive: true, force: true });
+    await docs.dispose();
+  };
+}
