@@ -22,7 +22,10 @@ const LIMIT = 12;
 const PAGE_LIMIT = 30;
 const WINDOW_SECONDS = 60;
 
-/** Issue 12: the request budget per client address holds across docs replicas on PostgreSQL. */
+/**
+ * The request budget is per client address, not per process: docs replicas sharing one PostgreSQL
+ * database count a client's requests together, so adding a replica does not multiply its budget.
+ */
 describe.skipIf(!DATABASE_URL)(
   'rate limit shared by two replicas on one PostgreSQL database (needs DATABASE_URL: PGlite belongs to one process, so there is no second replica to share with)',
   () => {
