@@ -68,6 +68,8 @@ for (const file of reports('.')) {
     .sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime))
     .slice(0, 3)
     .map((f) => `${f.name.split('/').slice(-2).join('/')} ${seconds(f.endTime - f.startTime)}`);
-  console.log(`  ${file.replace(/\/?\.vitest-report\.json$/, '')}: ${seconds(end - r.startTime)}, ${files.length} files; slowest: ${slowest.join(', ')}`);
+  console.log(
+    `  ${file.replace(/\/?\.vitest-report\.json$/, '')}: ${seconds(end - r.startTime)}, ${files.length} files; slowest: ${slowest.join(', ')}`,
+  );
 }
 process.exit(totals.failed > 0 ? 1 : 0);
