@@ -438,7 +438,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     take(client) {
       const at = now();
       const place = takeReserved(client, at);
-      if (place) return Promise.resolve(place);
+      if (place) return place;
       if (!tryDatabase(at) || closed) {
         if (outage) outage.countedInMemory += 1;
         return Promise.resolve(seen.take(client, at));

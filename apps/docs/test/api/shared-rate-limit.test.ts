@@ -257,7 +257,7 @@ describe.skipIf(!DATABASE_URL)(
       await limiter.take(client);
       // The table is held locked, so every read sent stays visible until the lock goes.
       const trx = await admin.transaction();
-      let peeks: Array<Promise<unknown>> = [];
+      let peeks: unknown[] = [];
       try {
         await trx.raw('lock table docs_rate_windows in access exclusive mode');
         peeks = Array.from({ length: 20 }, () => limiter.peek(client));
