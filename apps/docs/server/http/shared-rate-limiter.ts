@@ -355,7 +355,8 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     const ahead = new Map<string, number>();
     for (const [client, waiting] of counts) {
       const busy = waiting > 1 || topUp.has(client);
-      const places = busy ? reserveAhead : 0;
+      // A client this replica saw spend its budget gets no places ahead: they would all be refusals.
+      const places = busy && seen.peek(client, at).remaining > 0 ? reserveAhead : 0;
       if (places > 0) ahead.set(client, places);
       counts.set(client, waiting + places);
     }
