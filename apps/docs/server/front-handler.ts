@@ -236,7 +236,10 @@ export function createFrontHandler(
   }
 
   /** The request's budget: counted, or only read for what does not spend it. */
-  function budgetOf(req: IncomingMessage, target: Target | undefined): Promise<RateLimitState> {
+  function budgetOf(
+    req: IncomingMessage,
+    target: Target | undefined,
+  ): RateLimitState | Promise<RateLimitState> {
     const client = clientAddress(req, deps.trustedProxyHops);
     const pathname = target?.pathname ?? '';
     const limiter = limiterOf(pathname);
@@ -351,22 +354,30 @@ export function createFrontHandler(
   return (req, res) => {
     const requestId = trackRequest(deps.logger, req, res, deps.onResponseClosed);
     const target = parseTarget(req.url ?? '');
-    budgetOf(req, target).then(
-      (budget) => {
-        const exchange = prepare(req, res, requestId, target, budget);
-        try {
-          dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
-        } catch (error) {
-          fail(exchange, error);
-        }
-      },
-      // The limiters do not reject (the shared one falls back to counting in memory); should one
-      // ever, the request is answered as any unexpected failure is, never left hanging.
-      (error: unknown) => {
-        const budget = limiterOf(target?.pathname ?? '').lastKnown(clientAddress(req, deps.trustedProxyHops));
-        req.resume();
-        fail(prepare(req, res, requestId, target, budget), error);
-      },
-    );
+    const answer = (budget: RateLimitState) => {
+      const exchange = prepare(req, res, requestId, target, budget);
+      try {
+        dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
+      } catch (error) {
+        fail(exchange, error);
+      }
+    };
+    // The limiters do not fail (the shared one falls back to counting in memory); should one
+    // ever, the request is answered as any unexpected failure is, never left hanging.
+    const failBudget = (error: unknown) => {
+      const budget = limiterOf(target?.pathname ?? '').lastKnown(clientAddress(req, deps.trustedProxyHops));
+      req.resume();
+      fail(prepare(req, res, requestId, target, budget), error);
+    };
+    let budget: RateLimitState | Promise<RateLimitState>;
+    try {
+      budget = budgetOf(req, target);
+    } catch (error) {
+      failBudget(error);
+      return;
+    }
+    // Known at once (in-memory count, reserved place): answered in this turn, without a promise.
+    if (budget instanceof Promise) budget.then(answer, failBudget);
+    else answer(budget);
   };
 }
