@@ -80,8 +80,13 @@ interface CachedAnswer {
   forms: Map<Encoding, Buffer>;
 }
 
-/** Distinct queries whose answers are kept (a few KB each, so a few MB at most). */
+/** Distinct queries whose answers are kept. */
 const ANSWER_CACHE_ENTRIES = 1000;
+/**
+ * Bytes the kept answers may hold, counted as twice the JSON (its compressed forms are smaller
+ * than it): a few KB an answer, and a query at the largest limit carries 20 results with snippets.
+ */
+const ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
  * GET /api/v1/search: BM25 over every passage of every page. An answer depends only on the query,
@@ -91,7 +96,11 @@ const ANSWER_CACHE_ENTRIES = 1000;
  * starts over when the index is replaced.
  */
 export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHandler {
-  const answers = new LRUCache<string, CachedAnswer>({ max: ANSWER_CACHE_ENTRIES });
+  const answers = new LRUCache<string, CachedAnswer>({
+    max: ANSWER_CACHE_ENTRIES,
+    maxSize: ANSWER_CACHE_BYTES,
+    sizeCalculation: (answer) => 2 * answer.json.length,
+  });
   let answersOf: Bm25Index | undefined;
   return ({ res, query, site }) => {
     const q = parseQuery(singleParam(query, 'q'));
