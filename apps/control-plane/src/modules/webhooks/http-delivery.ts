@@ -98,7 +98,7 @@ export async function send(
     };
   } catch (error) {
     if (!(error instanceof OutboundError)) {
-      // A header undici refuses to send, a URL it cannot use: this attempt's outcome, like any other.
+      // The client fails with OutboundErrors only; anything else still ends just this attempt.
       return { statusCode: null, error: describe(error), responseBody: null, durationMs: elapsed() };
     }
     const message =
