@@ -41,10 +41,17 @@ for (const file of reports('.')) {
   totals.skipped += (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
   totals.suites.push({ file, passed: r.numPassedTests, failed: r.numFailedTests });
   for (const suite of r.testResults ?? []) {
-    const firstLine = (text) => String(text ?? '').split('\n').find((l) => l.trim()) ?? '';
+    const firstLine = (text) =>
+      String(text ?? '')
+        .split('\n')
+        .find((l) => l.trim()) ?? '';
     const tests = (suite.assertionResults ?? []).filter((t) => t.status === 'failed');
-    for (const t of tests) totals.failures.push(`${suite.name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
-    if (tests.length === 0 && suite.status === 'failed') totals.failures.push(`${suite.name}: ${firstLine(suite.message)}`);
+    for (const t of tests) {
+      totals.failures.push(`${suite.name} > ${t.fullName}: ${firstLine(t.failureMessages?.[0])}`);
+    }
+    if (tests.length === 0 && suite.status === 'failed') {
+      totals.failures.push(`${suite.name}: ${firstLine(suite.message)}`);
+    }
   }
 }
 writeFileSync(out, JSON.stringify(totals, null, 2));
@@ -61,6 +68,8 @@ for (const file of reports('.')) {
     .sort((a, b) => b.endTime - b.startTime - (a.endTime - a.startTime))
     .slice(0, 3)
     .map((f) => `${f.name.split('/').slice(-2).join('/')} ${seconds(f.endTime - f.startTime)}`);
-  console.log(`  ${file.replace(/\/?\.vitest-report\.json$/, '')}: ${seconds(end - r.startTime)}, ${files.length} files; slowest: ${slowest.join(', ')}`);
+  console.log(
+    `  ${file.replace(/\/?\.vitest-report\.json$/, '')}: ${seconds(end - r.startTime)}, ${files.length} files; slowest: ${slowest.join(', ')}`,
+  );
 }
 process.exit(totals.failed > 0 ? 1 : 0);

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// Executions through the real control-plane server (issue 9, "Performance"), on PostgreSQL and on
-// embedded PGlite in one run:
+// Executions through the real control-plane server, measured against their performance goals, on
+// PostgreSQL and on embedded PGlite in one run:
 //   1. sync execute through the control plane against calling the same agent directly: the
 //      overhead per call (p50/p99, one call at a time, interleaved) and the throughput ratio at the
 //      same concurrency (autocannon);
@@ -688,7 +688,8 @@ async function main() {
       .join(' | ')} |`,
   ];
 
-  // Goals (issue 9). "No slowdown": the filled table keeps ≥ 0.9 of the empty table's throughput.
+  // The performance goals of the execution lanes. "No slowdown": the filled table keeps ≥ 0.9 of the
+  // empty table's throughput.
   const goals = [];
   const goal = (label, value, pass) => goals.push(`  ${pass ? 'PASS' : 'MISS'}  ${label}: ${value}`);
   for (const r of results) {
@@ -736,7 +737,7 @@ ${CALLS} sequential calls per side, async bursts of ${results.map((r) => `${asyn
 load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after; ${results.map((r) => `${FILL} rows inserted in ${f(r.fillSeconds, 1)} s on ${name(r.kind)}`).join(', ')}
 ${lines.join('\n')}
 
-Goals (issue 9):
+Goals:
 ${goals.join('\n')}
 total ${f((performance.now() - started) / 1000, 0)} s
 `);

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Fleet simulation (issue 12): simulated agents heartbeating against two control-plane replicas
+// Fleet simulation: simulated agents heartbeating against two control-plane replicas
 // (the build, as real processes) on one PostgreSQL database, in growing steps until it breaks.
 // Run from the repository root, after `npm run build -w @switchyard/control-plane`:
 //   node --import tsx bench/control-plane/fleet-sim.mjs

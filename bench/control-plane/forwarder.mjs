@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// The observability forwarder's cost to executions (issue 11: "a collector outage never blocks or
-// slows executions"), measured through the real control-plane server, on PostgreSQL and on
+// The observability forwarder's cost to executions (the rule: a collector outage never blocks or
+// slows executions), measured through the real control-plane server, on PostgreSQL and on
 // embedded PGlite in one run. Sync executions are driven with autocannon for BENCH_DURATION
 // seconds in phases, each printed as a ratio to its reference:
 //   off       no collector configured (the reference, run before and after every other phase:

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 import { mkdtempSync, rmSync } from 'node:fs';
-// Vector search through the real control plane (issue 10, "Performance"): POST
+// Vector search through the real control plane, against its latency goals: POST
 // /api/v1/memory/vector/search latency, one request at a time over HTTP, with 10,000 and then
 // 100,000 stored 384-dimension vectors, for
 //   - pgvector HNSW on embedded PGlite (memory.vector_search auto, ef_search 100 by default),

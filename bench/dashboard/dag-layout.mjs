@@ -4,11 +4,11 @@
 // shape at 50 executions measured in the same run: the ratio says how layout grows with size
 // whatever the machine's load. The page must lay out 500 executions in under a second.
 // Usage: node --import tsx bench/dashboard/dag-layout.mjs [--nodes 500] [--reference 50] [--runs 5]
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const require = createRequire(path.join(root, 'apps/dashboard/package.json'));
@@ -90,7 +90,9 @@ console.log(`slowest ${size}-execution layout in Node: ${worst.toFixed(0)} ms`);
 if (args.includes('--node-only')) process.exit(worst >= 1000 ? 1 : 0);
 const drawn = await inChromium(size, runs);
 console.log('');
-console.log(`slowest median, DAG answered to graph drawn in Chromium: ${drawn.toFixed(0)} ms (budget 1000 ms)`);
+console.log(
+  `slowest median, DAG answered to graph drawn in Chromium: ${drawn.toFixed(0)} ms (budget 1000 ms)`,
+);
 if (drawn >= 1000) process.exitCode = 1;
 
 /**
@@ -166,7 +168,8 @@ async function inChromium(n, runs) {
       }
       for (const how of ['directly', 'from the index']) {
         const samples = [];
-        for (let i = 0; i < runs; i++) samples.push(await openWorkflow(browser, server.url, workflowId, how, n));
+        for (let i = 0; i < runs; i++)
+          samples.push(await openWorkflow(browser, server.url, workflowId, how, n));
         const m = (key) => median(samples.map((sample) => sample[key]));
         const drawnAfterDag = m('drawnAfterDag');
         if (how === 'directly') slowest = Math.max(slowest, drawnAfterDag);
@@ -207,7 +210,9 @@ async function openWorkflow(browser, baseUrl, workflowId, how, n) {
     const drawn = await (
       await page.waitForFunction(
         () => {
-          const box = document.querySelector('[data-testid="workflow-graph"][aria-busy="false"] .react-flow__node');
+          const box = document.querySelector(
+            '[data-testid="workflow-graph"][aria-busy="false"] .react-flow__node',
+          );
           return box && getComputedStyle(box).visibility === 'visible' ? performance.now() : 0;
         },
         undefined,

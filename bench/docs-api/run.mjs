@@ -217,18 +217,22 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
 /** Starts the front server as its own process, so the load generator does not share its CPU time slice. */
 function startServer(distDir) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--enable-source-maps', path.join(docsApp, 'dist/front-server.js')], {
-      cwd: root,
-      env: {
-        ...process.env,
-        DOCS_DIST_DIR: distDir,
-        DOCS_PORT: '0',
-        DOCS_RATE_LIMIT: '100000000',
-        DOCS_PAGE_RATE_LIMIT: '100000000',
-        SHARES_ENABLED: 'false',
+    const child = spawn(
+      process.execPath,
+      ['--enable-source-maps', path.join(docsApp, 'dist/front-server.js')],
+      {
+        cwd: root,
+        env: {
+          ...process.env,
+          DOCS_DIST_DIR: distDir,
+          DOCS_PORT: '0',
+          DOCS_RATE_LIMIT: '100000000',
+          DOCS_PAGE_RATE_LIMIT: '100000000',
+          SHARES_ENABLED: 'false',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
       },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    );
     children.add(child);
     child.on('exit', () => children.delete(child));
     let output = '';

@@ -1,5 +1,5 @@
 /**
- * Issue 11: a decision, once recorded, is never lost with the control plane. A real control-plane
+ * A decision, once recorded, is never lost with the control plane. A real control-plane
  * process records a decision whose delivery the agent refuses (500: it is busy); the process is
  * SIGKILLed (no shutdown, nothing flushed) before the agent took it, and started again on the
  * same port and database. The delivery, kept in approval_requests, reaches the agent once it

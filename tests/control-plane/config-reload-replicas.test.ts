@@ -1,5 +1,5 @@
 /**
- * Issue 11, Configuration storage: "hot reload … the same on every replica". PostgreSQL only:
+ * Stored configuration: a hot reload takes effect the same on every replica. PostgreSQL only:
  * PGlite's files belong to a single process, so there is no second replica to run.
  *
  * Two real control-plane processes (A and B) on one throwaway database, both started with

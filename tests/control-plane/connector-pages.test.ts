@@ -1,5 +1,5 @@
 /**
- * Issue 11: the connector pages show what runs. Each page's ```bash blocks are run in a real
+ * The connector pages show what runs. Each page's ```bash blocks are run in a real
  * shell, in page order, against a control-plane process of its own (a fresh database) started
  * with SERVICE_CONNECTOR_TOKEN set, as the pages say, and each answer must have the shape of the
  * ```json block the page shows after the command (tests/support/page-commands.ts).

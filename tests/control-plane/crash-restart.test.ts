@@ -1,7 +1,8 @@
 /**
- * Issue 9, Tests: "SIGKILL the control-plane process while 1,000 async executions are queued,
- * restart it, and find every one finished exactly once". On both databases: with DATABASE_URL a
- * throwaway PostgreSQL database, without it the embedded PGlite files the server process owns.
+ * A queued execution survives a crash of the control plane: SIGKILL the process while 1,000 async
+ * executions are queued, restart it, and every one finishes exactly once. On both databases: with
+ * DATABASE_URL a throwaway PostgreSQL database, without it the embedded PGlite files the server process
+ * owns.
  *
  * A real control-plane process (its build, as `npm start` runs it) and a real agent process
  * (test/helpers/execution-agent-process.mjs) answering 202 and reporting through the status

@@ -1,5 +1,5 @@
 /**
- * Issue 5, "done when": an agent written as in the docs' first-agent page
+ * The first-agent page works as written: an agent written as in the docs' first-agent page
  * (examples/first-agent/agent.mjs, run unmodified as a child process) registers with the real
  * control-plane server, turns ready, shows in discovery in all three formats, and goes offline
  * when its process dies. The example agent's health endpoint cannot fail, so the degraded path
@@ -263,7 +263,7 @@ describe('the first agent from the docs', () => {
     ).toBe(true);
   });
 
-  // Issue 8: a checkout under a path with a space (a main-module check comparing
+  // Regression: a checkout under a path with a space (a main-module check comparing
   // `file://${process.argv[1]}` with import.meta.url never matches there).
   it('runs from a directory whose path has a space', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'sy first agent '));

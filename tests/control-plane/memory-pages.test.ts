@@ -1,5 +1,5 @@
 /**
- * Issue 10: the memory pages show what runs. Each page's ```bash blocks are run in a real shell,
+ * The memory pages show what runs. Each page's ```bash blocks are run in a real shell,
  * in page order, against a control-plane process of its own (a fresh database, as a reader who
  * just started one), and each answer must have the shape of the ```json block the page shows
  * after the command (tests/support/page-commands.ts: same keys and values, except timestamps and

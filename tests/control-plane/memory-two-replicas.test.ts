@@ -1,5 +1,5 @@
 /**
- * Issue 10, memory event streams across replicas. PostgreSQL only: PGlite's files belong to a
+ * Memory event streams across replicas. PostgreSQL only: PGlite's files belong to a
  * single process, so there is no second replica to run.
  *
  * Two real control-plane processes (A and B) on one throwaway database:

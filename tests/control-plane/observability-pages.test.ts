@@ -1,5 +1,5 @@
 /**
- * Issue 11: the observability pages show what runs. Each page's ```bash blocks are run in a real
+ * The observability pages show what runs. Each page's ```bash blocks are run in a real
  * shell, in page order, against a control-plane process of its own (a fresh database), and each
  * answer must have the shape of the ```json block the page shows after the command
  * (tests/support/page-commands.ts). The batch the concepts page shows is compared with a batch a

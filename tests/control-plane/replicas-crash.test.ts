@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Many replicas on one PostgreSQL": SIGKILL of one replica mid-load loses nothing that
+ * Many replicas on one PostgreSQL: SIGKILL of one replica mid-load loses nothing that
  * was acknowledged. PostgreSQL only: PGlite's files belong to a single process, so there is no
  * second replica to run.
  *

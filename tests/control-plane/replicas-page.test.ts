@@ -1,5 +1,5 @@
 /**
- * Issue 12, operations pages: every command of content/operations/replicas.md runs. PostgreSQL
+ * The replicas operations page: every command of content/operations/replicas.md runs. PostgreSQL
  * only: the page starts three replicas on one database, which the embedded one cannot serve.
  *
  * In a real shell, from the repository root, as the page says: the first block starts three

@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Many replicas on one PostgreSQL": presence sweeps and health probes do not fire once
+ * Many replicas on one PostgreSQL: presence sweeps and health probes do not fire once
  * per replica. PostgreSQL only: PGlite's files belong to a single process, so there is no second
  * replica to run.
  *

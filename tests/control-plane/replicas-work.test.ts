@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Many replicas on one PostgreSQL": three control-plane processes on one database
+ * Many replicas on one PostgreSQL: three control-plane processes on one database
  * behave as one. PostgreSQL only: PGlite's files belong to a single process, so there is no
  * second replica to run.
  *

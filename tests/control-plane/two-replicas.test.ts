@@ -1,6 +1,6 @@
 /**
- * Issue 9, Tests: "Two control-plane processes on one PostgreSQL sharing one queue: no execution
- * dispatched twice, SSE clients on one see the other's events". PostgreSQL only: PGlite's files
+ * Two control-plane processes on one PostgreSQL share one queue: no execution is dispatched
+ * twice, and SSE clients on one see the other's events. PostgreSQL only: PGlite's files
  * belong to a single process, so there is no second replica to run.
  *
  * Two real control-plane processes (A and B) on one throwaway database and one real agent

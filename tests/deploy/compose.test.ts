@@ -1,6 +1,6 @@
 /**
- * Issue 12: "a compose.yaml with PostgreSQL (an image with pgvector), two control-plane replicas
- * and the docs server". No container engine runs here, so this test holds compose.yaml to the
+ * The compose deployment: compose.yaml runs PostgreSQL (an image with pgvector), two control-plane
+ * replicas and the docs server. No container engine runs here, so this test holds compose.yaml to the
  * files it names and then runs its services the way compose would, as processes:
  *
  * - Coherence (always): every build context and Dockerfile exists; every build arg is an ARG of its

@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Container images": apps/control-plane/Dockerfile, reproduced step by step without a
+ * The control-plane container image: apps/control-plane/Dockerfile, reproduced step by step without a
  * container engine (tests/deploy/image-steps.ts), must give an image that holds only runtime
  * files, turns healthy by its own HEALTHCHECK, routes a call to a real agent, and stops cleanly on
  * its STOPSIGNAL. What an engine would do and the harness cannot (the base image, the USER switch,

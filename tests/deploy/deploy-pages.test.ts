@@ -1,5 +1,6 @@
 /**
- * Issue 12: "Deploying (container, compose, plain Node) … every command on them is run by a test".
+ * The deployment pages (container, compose, plain Node) hold only commands that work: a test runs
+ * every one of them.
  * Each ```bash block of the two deployment pages is taken in page order:
  *
  * - The plain-Node commands run for real, as a reader would run them, on two scratch "machines":

@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Container images": apps/docs/Dockerfile, reproduced step by step without a container
+ * The docs container image: apps/docs/Dockerfile, reproduced step by step without a container
  * engine (tests/deploy/image-steps.ts; its build stage runs the full astro build in the scratch
  * copy), must give an image that holds only runtime files, was built for the SITE_URL build
  * argument, turns healthy by its own HEALTHCHECK, serves pages, the llms files and the search API,

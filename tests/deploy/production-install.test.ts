@@ -1,5 +1,5 @@
 /**
- * Issue 12, "Built artifacts": the plain-Node deployment, without a container. A scratch
+ * The plain-Node deployment of the built artifacts, without a container. A scratch
  * directory gets only what a production install needs (the root manifest and lock file, every
  * workspace's manifest, each app's build from this checkout), then
  *

@@ -430,7 +430,7 @@ describe('node scripts/start.mjs', () => {
     });
   });
 
-  // Issue 8: from a checkout whose path has a space, `npm start` used to print nothing and stop:
+  // Regression: from a checkout whose path has a space, `npm start` used to print nothing and stop:
   // each server's main-module check compared import.meta.url, where the space is %20, with
   // `file://${process.argv[1]}`, where it is not, so neither server ever listened.
   describe('from a checkout whose path has a space', () => {

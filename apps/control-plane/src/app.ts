@@ -29,10 +29,10 @@ import {
   nodeEventsRouter,
   nodesRouter,
 } from './modules/nodes/index.ts';
-import { observabilityRouter } from './modules/observability/index.ts';
+import { createObservabilityService, observabilityRouter } from './modules/observability/index.ts';
 import { overviewRouter } from './modules/overview/index.ts';
 import { createDocsSiteClient, createShareService, sharesRouter } from './modules/shares/index.ts';
-import { webhooksRouter } from './modules/webhooks/index.ts';
+import { createWebhookService, webhooksRouter } from './modules/webhooks/index.ts';
 import { controlPlaneOpenApi } from './openapi.ts';
 import type { Clock } from './platform/clock.ts';
 import { createConfigReloader } from './platform/config/live-config.ts';
@@ -165,6 +165,19 @@ export function createApp(deps: AppDeps): Koa {
     log,
   });
 
+  const webhooks = createWebhookService({
+    db: deps.db,
+    clock,
+    wake: () => runtime.webhooks.wake(),
+    executionExists: async (id) => (await runtime.executions.queries.batch([id]))[id] !== undefined,
+  });
+  const observability = createObservabilityService({
+    db: deps.db,
+    clock,
+    forwarder: runtime.observability,
+    webhookSettings: config.executionQueue,
+  });
+
   const health = createHealthService({
     version: VERSION,
     probes: {
@@ -190,18 +203,8 @@ export function createApp(deps: AppDeps): Koa {
       maxVectorDimensions: config.memory.maxVectorDimensions,
       searchResponse: config.memory.vectorSearchResponse,
     }),
-    webhooksRouter({
-      db: deps.db,
-      clock,
-      wake: () => runtime.webhooks.wake(),
-      executionExists: async (id) => (await runtime.executions.queries.batch([id]))[id] !== undefined,
-    }),
-    observabilityRouter({
-      db: deps.db,
-      clock,
-      forwarder: runtime.observability,
-      webhookSettings: config.executionQueue,
-    }),
+    webhooksRouter({ service: webhooks }),
+    observabilityRouter({ service: observability, clock }),
     // The connector API, under /connector and /api/v1/connector; its own token, not the API key.
     ...connectorRouters({
       db: deps.db,

@@ -17,7 +17,7 @@ export interface ApprovalAgentOptions {
   apiKey?: string;
   /** Answer this many decision callbacks 500 before taking one. */
   failCallbacks?: number;
-  /** Ask on the spec path instead of the TypeScript SDK's agent path. */
+  /** Ask on the documented path (`/api/v1/executions/{id}/…`) instead of the TypeScript SDK's agent path. */
   specPath?: boolean;
 }
 

@@ -1,5 +1,5 @@
 /**
- * Issue 11, human approvals: how a decision reaches the agent (the callback outbox: retries,
+ * Human approvals: how a decision reaches the agent (the callback outbox: retries,
  * leases, a crashed replica, two replicas at once, an execution that ends first), the expiry of
  * an unanswered request, and signed decisions. Real agents on 127.0.0.1; the deliverer and the
  * sweep are driven by the test with the control plane's clock.

@@ -1,5 +1,5 @@
 /**
- * Issue 11, human approvals: an execution pauses for a person and resumes on the decision. Real
+ * Human approvals: an execution pauses for a person and resumes on the decision. Real
  * agents on 127.0.0.1 (test/helpers/approval-agent.ts) pause the way the TypeScript SDK does and
  * take the decision on their callback_url; the dispatcher runs for real, the callback deliverer
  * and the expiry sweep are driven by the test with the control plane's clock.

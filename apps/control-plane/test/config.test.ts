@@ -62,7 +62,7 @@ beforeEach(async () => {
 });
 
 describe('loadConfig defaults', () => {
-  it('gives the spec defaults when nothing is set', async () => {
+  it('gives the documented defaults when nothing is set', async () => {
     const config = await loadConfig({ env: {}, filePath: undefined, log });
     expect(config).toEqual({
       server: { port: 8080, host: '127.0.0.1' },

@@ -162,7 +162,8 @@ describe('POST /connector/reasoners/:id/versions/:version/restart', () => {
       reason: 'connector restart request',
     });
     expect(agent.requests[0]!.headers['content-type']).toBe('application/json');
-    // Agents share the control plane's API key (spec §5 item 5); the connector token never leaves.
+    // Agents hold the same API key as the control plane (content/concepts/authentication.md), so the
+    // restart call carries it; the connector token never leaves the control plane.
     expect(agent.requests[0]!.headers['x-api-key']).toBe(API_KEY);
     expect(JSON.stringify(agent.requests[0]!.headers)).not.toContain(TOKEN);
 

@@ -22,8 +22,8 @@ import { metricValue } from './helpers/metrics.ts';
 
 // ---------------------------------------------------------------------------------------------
 // The XML oracle: fast-xml-parser checks that an answer is well formed (the validator runs before
-// the parse and throws on the first error), then readDiscoveryXml checks the shape the spec gives
-// the xml format and returns it as plain objects.
+// the parse and throws on the first error), then readDiscoveryXml checks the shape documented for
+// the xml format (content/api/discovery.md) and returns it as plain objects.
 
 const xmlParser = new XMLParser({
   ignoreAttributes: false,
@@ -427,7 +427,7 @@ describe('discovery filters', () => {
     expect(ids(await discoverJson('tags=nothing-has-this'))).toEqual([]);
   });
 
-  it("regression (issue 8): tags also match the agent's own tags, keeping each function of the agent", async () => {
+  it("tags also match the agent's own tags, keeping each function of the agent", async () => {
     expect(functions(await discoverJson('tags=payments'))).toEqual(['invoice_total', 'skill:send_email']);
     expect(functions(await discoverJson('tags=*BILLING'))).toEqual(['invoice_total', 'skill:send_email']);
     expect(functions(await discoverJson('tags=experimental'))).toEqual(['deep_research']);
@@ -455,7 +455,7 @@ describe('discovery filters', () => {
     expect(ids(await discoverJson('health_status=ACTIVE'))).toEqual(['research-agent@1.0.0']);
   });
 
-  it('regression (issue 8): health_status=healthy means active, as SDK callers write it', async () => {
+  it('health_status=healthy means active, as SDK callers write it', async () => {
     expect(ids(await discoverJson('health_status=healthy'))).toEqual(['research-agent@1.0.0']);
     expect(ids(await discoverJson('health_status=Healthy'))).toEqual(['research-agent@1.0.0']);
     // A synonym is normalized before the cache key is made: one answer serves both spellings.
@@ -903,7 +903,7 @@ describe('discovery with a fleet of large registrations', () => {
 
   const query = (raw: Record<string, string>) => DiscoveryQuerySchema.parse(raw);
 
-  it('regression (issue 8): bounds the answer cache by the bytes of the answers, evicting the oldest first', async () => {
+  it('bounds the answer cache by the bytes of the answers, evicting the oldest first', async () => {
     const { service, cacheCheck } = bigService();
     // Sixteen different queries of about 2.9 MB each: 45 MB of answers for a 32 MiB budget.
     const queries = Array.from({ length: 16 }, (_, i) =>
@@ -925,7 +925,7 @@ describe('discovery with a fleet of large registrations', () => {
     expect((await service.discover(queries[0]!)).cached).toBe(false);
   });
 
-  it('regression (issue 8): keeps every answer within 8 MiB whatever the include flags, continuing at next_offset', async () => {
+  it('keeps every answer within 8 MiB whatever the include flags, continuing at next_offset', async () => {
     const { service } = bigService();
     const all = fleet.map((i) => i.nodeId);
     for (const format of ['json', 'xml', 'compact'] as const) {
@@ -988,7 +988,7 @@ describe('discovery with a fleet of large registrations', () => {
     expect(rendered.pagination).toEqual({ limit: 100, offset: 0, has_more: true, next_offset: 1 });
   });
 
-  it('regression (issue 8): does not cache an answer over 4 MiB, and keeps the smaller ones', async () => {
+  it('does not cache an answer over 4 MiB, and keeps the smaller ones', async () => {
     const { service, cacheCheck } = bigService();
     const small = query({ include_descriptions: 'true', limit: '1' });
     await service.discover(small);

@@ -233,7 +233,7 @@ describe('event log', () => {
     expect(resumed.names()).toEqual(['kept-1', 'kept-2']);
   });
 
-  // review, issue 10: such a cursor (kept by a client across a database reset or restore) used to
+  // Regression: such a cursor (kept by a client across a database reset or restore) used to
   // leave its follower registered but silent until the log's own ids passed it.
   it('starts a follower whose cursor lies beyond every entry with the next entry, like one without a cursor', async () => {
     const log = open();

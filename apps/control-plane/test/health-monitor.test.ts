@@ -16,7 +16,7 @@ const agents: TestAgent[] = [];
 const seen: Array<Record<string, any>> = [];
 
 beforeAll(async () => {
-  // The spec's settings (a 5 s probe timeout: a healthy local agent answers well inside it even
+  // The default settings (a 5 s probe timeout: a healthy local agent answers well inside it even
   // on a machine busy enough to delay it by a second); the hanging-agent case uses a monitor of
   // its own with a short timeout.
   cp = await startTestControlPlane();

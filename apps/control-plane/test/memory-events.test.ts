@@ -1,5 +1,5 @@
 /**
- * Memory event streams (issue 10): GET /api/v1/memory/events/sse, /ws and /history against the
+ * Memory event streams: GET /api/v1/memory/events/sse, /ws and /history against the
  * real app on a real database, with real clients: eventsource-parser for SSE, `ws` for WebSocket,
  * raw TCP sockets where a client must misbehave (never read, never answer a ping).
  */
@@ -529,7 +529,7 @@ describe('live streams: GET /api/v1/memory/events/sse and /ws', () => {
     expect(resumed.frames).toHaveLength(3);
   });
 
-  // review, issue 10: an id from before a database reset (ahead of every change kept) used to open
+  // Regression: an id from before a database reset (ahead of every change kept) used to open
   // a stream that stayed silent until the log's own ids passed it.
   it('start with the next change when the id given lies beyond every change kept', async () => {
     const id = unique('sess');
@@ -845,7 +845,7 @@ describe('WebSocket connections', () => {
     expect((await ws.closed).code).toBe(1009);
   });
 
-  // review, issue 10: Node hands over an upgrade while a request pipelined ahead of it is still
+  // Regression: Node hands over an upgrade while a request pipelined ahead of it is still
   // answered on the socket; giving it a response of its own threw ERR_HTTP_SOCKET_ASSIGNED from the
   // 'upgrade' listener, an uncaught exception that ended the process (no API key needed).
   it('answer a handshake pipelined behind other requests after their answers, in order', async () => {
@@ -885,7 +885,7 @@ describe('WebSocket connections', () => {
     expect(healthy.ws.readyState).toBe(WebSocket.OPEN);
   });
 
-  // review, issue 10: a client catching up is paced, never dropped by the buffer bound, and one that
+  // Regression: a client catching up is paced, never dropped by the buffer bound, and one that
   // read nothing held its batch (up to 8 MiB read from the log, and its frames) for as long as it
   // stayed connected: forever over SSE, and over WebSocket while it sent pongs unasked.
   it('cut off a client that stops reading while catching up (SSE, and a WebSocket whose pongs come unasked)', async () => {
@@ -1055,7 +1055,7 @@ describe('slow consumers and shutdown', () => {
     expect(slow.errors).toEqual([]);
   });
 
-  // review, issue 10: the stream was ended politely, and the end of a response waits behind all
+  // Regression: the stream was ended politely, and the end of a response waits behind all
   // the client had not read: the connection and that output stayed for as long as the client did.
   it('cuts the connection of an SSE client that stops reading, with what it had not read', async () => {
     const id = unique('sess');
@@ -1074,7 +1074,7 @@ describe('slow consumers and shutdown', () => {
     expect(slow.errors).toEqual([]);
   });
 
-  // review, issue 10: the keep-alive comment went through the buffer bound, and a client still
+  // Regression: the keep-alive comment went through the buffer bound, and a client still
   // reading a frame larger than the bound (a value near memory.max_value_bytes, which a frame of
   // its own may be) was dropped when a keep-alive fell due, however steadily it read.
   it('catch an SSE client reading steadily up on changes larger than the buffer bound, across keep-alives', async () => {
@@ -1111,7 +1111,7 @@ describe('slow consumers and shutdown', () => {
     }
   });
 
-  // review, issue 10: a shutdown ended SSE streams politely, and one whose client did not read
+  // Regression: a shutdown ended SSE streams politely, and one whose client did not read
   // held the shutdown for its whole grace period (10 s), where a WebSocket is cut after 2 s.
   it('cuts an SSE stream whose client does not read 2 s after a shutdown ends it', async () => {
     const open = createOpenStreams();

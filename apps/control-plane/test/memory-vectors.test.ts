@@ -12,7 +12,7 @@ import { call, startTestControlPlane, type TestControlPlane } from './helpers/co
 import { metricValue } from './helpers/metrics.ts';
 
 /**
- * Vector memory (issue 10): store, read, delete and search embeddings in the memory scopes;
+ * Vector memory: store, read, delete and search embeddings in the memory scopes;
  * both name sets of search and the older write paths of agent SDKs; hostile input refused
  * without changing anything; one dimension per scope instance, also under concurrent writers;
  * and pgvector's HNSW search agreeing with exact search (and with a brute-force oracle here).
@@ -173,7 +173,7 @@ describe('POST /api/v1/memory/vector', () => {
     ['only zeros', [0, 0, -0, 0], 'embedding'],
     ['numbers too small for a float4 (zeros as stored)', [1e-50, -1e-60], 'embedding'],
     ['more numbers than memory.max_vector_dimensions', new Array(4097).fill(1), 'embedding'],
-    // review, issue 10: pgvector compares in 4-byte floats, where the squares of these overflow or
+    // Regression: pgvector compares in 4-byte floats, where the squares of these overflow or
     // vanish: HNSW and its exact comparison ranked [1e20, 1e19] last for a query along it, while
     // exact search (in doubles) ranked it first.
     ['a length beyond 1e15', [1e20, 1e19], 'embedding'],
@@ -290,7 +290,7 @@ describe('POST /api/v1/memory/vector', () => {
     }
   });
 
-  // review, issue 10: 1e400 parsed as Infinity and was stored as null (a filter on it then looked for null).
+  // Regression: 1e400 parsed as Infinity and was stored as null (a filter on it then looked for null).
   it('refuses metadata and filters with a number beyond double precision', async () => {
     const headers = { 'X-Workflow-ID': ids().wf };
     const before = await snapshot();
@@ -304,7 +304,7 @@ describe('POST /api/v1/memory/vector', () => {
     expect(filtered.body.errors).toEqual([{ field: 'filters.n', message: expect.any(String) }]);
   });
 
-  // review, issue 10: zod's record rebuilt the object and dropped a "__proto__" member on the way.
+  // Regression: zod's record rebuilt the object and dropped a "__proto__" member on the way.
   it('keeps a "__proto__" member of metadata as the plain key it is in JSON', async () => {
     const headers = { 'X-Workflow-ID': ids().wf };
     const body = '{"key":"proto","embedding":[1,2],"metadata":{"__proto__":{"x":1},"b":2}}';
@@ -581,7 +581,7 @@ describe('POST /api/v1/memory/vector/search', () => {
     expect(await keys({})).toEqual(['fin1', 'ops', 'fin2']);
   });
 
-  // review, issue 10: a filter member named "__proto__" was dropped, so the filter matched everything.
+  // Regression: a filter member named "__proto__" was dropped, so the filter matched everything.
   it('filters on a "__proto__" member like on any other', async () => {
     const headers = { 'X-Actor-ID': ids().actor };
     await store('{"key":"with","embedding":[1,0],"metadata":{"__proto__":{"x":1}}}', headers);
@@ -1032,7 +1032,7 @@ describe('search engines', () => {
     expect(plan).toContain(`Index Scan using memory_vectors_hnsw_${DIMS}`);
   });
 
-  // review, issue 10: CREATE INDEX (the first store of a new dimension) gives the table a row count
+  // Regression: CREATE INDEX (the first store of a new dimension) gives the table a row count
   // while its columns have no statistics (embedded PGlite never runs ANALYZE); the planner then
   // guessed `dimensions = n` matches 0.5 % of the rows and sorted them all through the scope index
   // instead of walking the graph: every search compared every vector of the dimension.
@@ -1068,7 +1068,7 @@ describe('search engines', () => {
     expect(plan).toContain(`Index Scan using memory_vectors_hnsw_${DIMS}`);
   });
 
-  // review, issue 10: pgvector's distances are 4-byte floats, in which these vectors are all at
+  // Regression: pgvector's distances are 4-byte floats, in which these vectors are all at
   // distance 0 from the query; its "exact" comparison of small scopes and few filtered matches
   // took the first top_k by that distance (then by key), k0 to k2, the three least similar.
   it.each([

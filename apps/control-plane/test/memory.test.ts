@@ -3,7 +3,7 @@ import { call, startTestControlPlane, type TestControlPlane } from './helpers/co
 import { metricValue } from './helpers/metrics.ts';
 
 /**
- * Key-value memory (issue 10): the scope rules of spec §4 exactly, values of any JSON type up to
+ * Key-value memory: the scope rules of content/concepts/memory.md exactly, values of any JSON type up to
  * the documented size, concurrent writers, hostile input, paging, and that a refused request
  * changes nothing.
  */
@@ -308,7 +308,7 @@ describe('POST /api/v1/memory/set', () => {
     expect((await get({ key: 'big' }, headers)).body.data).toHaveLength(limit - 2);
   });
 
-  // review, issue 10: the body was limited to the value limit plus 64 KiB, so a value well under the
+  // Regression: the body was limited to the value limit plus 64 KiB, so a value well under the
   // limit sent as Python's json.dumps sends it (every non-ASCII character as a 6-byte \u escape)
   // was refused as a too large body.
   it('accepts a value under the limit however the client escaped it', async () => {
@@ -400,7 +400,7 @@ describe('memory: hostile and malformed input', () => {
     expect(await snapshot()).toEqual(before);
   });
 
-  // review, issue 10: 1e400 parsed as Infinity, which JSON.stringify writes as null: the set answered
+  // Regression: 1e400 parsed as Infinity, which JSON.stringify writes as null: the set answered
   // 200 and a get gave back null in its place.
   it('refuses a number beyond double precision instead of storing null for it', async () => {
     const { wf } = ids();
@@ -485,7 +485,7 @@ describe('GET /api/v1/memory/list', () => {
     expect(seen).toEqual(['A', 'B', 'a', 'a1', 'b', 'ä']);
   });
 
-  // review, issue 10: keys had the database's collation, so the primary key could not give them in
+  // Regression: keys had the database's collation, so the primary key could not give them in
   // bytewise order: every page read and sorted all the keys of the scope after `after`.
   it('reads a page through the primary key in bytewise order, without sorting the scope', async () => {
     const { sess } = ids();

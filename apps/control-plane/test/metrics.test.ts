@@ -127,7 +127,7 @@ async function queueExecutions(count: number): Promise<string[]> {
 }
 
 describe('GET /metrics', () => {
-  it('answers the text exposition format 0.0.4 with every metric of the spec', async () => {
+  it('answers the text exposition format 0.0.4 with every documented metric', async () => {
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
@@ -138,7 +138,8 @@ describe('GET /metrics', () => {
       expect(exposition.types.get(name), name).toBe(type);
       expect(exposition.help.get(name), name).toMatch(/\w/);
     }
-    // Besides the spec's, only the webhook delivery metrics (documented on the webhooks page).
+    // Besides those (content/concepts/metrics.md), only the webhook delivery metrics (documented on the
+    // webhooks page).
     const ours = [...exposition.types.keys()].filter((name) => name.startsWith('service_'));
     expect(ours.sort()).toEqual([...SPEC_METRICS.map(([n]) => n), ...WEBHOOK_METRICS].sort());
   });
@@ -204,7 +205,7 @@ describe('GET /metrics', () => {
     expect(exposition.types.get('service_memory_operations_total')).toBe('counter');
   });
 
-  it('carries every label of the spec once a series exists', async () => {
+  it('carries every documented label once a series exists', async () => {
     const metric = <T>(name: string) => metrics.getSingleMetric(name) as T;
     metric<Counter>('service_executions_total').inc({
       node: 'agent-a',

@@ -169,7 +169,7 @@ describe('GET /api/ui/v1/nodes/events', () => {
     expect(bus.subscribers()).toBe(baseline);
   });
 
-  it('regression (issue 8): answers HEAD with the stream headers and an empty body, and subscribes to nothing', async () => {
+  it('answers HEAD with the stream headers and an empty body, and subscribes to nothing', async () => {
     await settle(permanent); // streams of earlier tests finish closing
     const baseline = bus.subscribers();
     for (let i = 0; i < 3; i++) {
@@ -198,7 +198,7 @@ describe('GET /api/ui/v1/nodes/events', () => {
 });
 
 describe('nodeEventFrame', () => {
-  it('streams the spec events and node.removed, and nothing else', () => {
+  it('streams node.registered, node.status_changed and node.removed, and nothing else', () => {
     const base = { node_id: 'n', version: '1', timestamp: '2026-01-01T00:00:00.000Z' };
     expect(nodeEventFrame({ type: 'node.registered', ...base })).toBe(
       `event: node.registered\ndata: ${JSON.stringify({ type: 'node.registered', ...base })}\n\n`,

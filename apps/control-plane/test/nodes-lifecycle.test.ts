@@ -202,7 +202,7 @@ describe('chooseWeighted (routing by traffic_weight)', () => {
   });
 });
 
-describe('regression (issue 8): the rhythm rule (leaseTtlMs, nextObservedInterval)', () => {
+describe('the rhythm rule (leaseTtlMs, nextObservedInterval)', () => {
   const settings = { heartbeatTtlMs: 15_000, maxHeartbeatTtlMs: 120_000, assumedHeartbeatIntervalMs: 30_000 };
 
   it('leases 3 intervals, never below the TTL nor above the cap, assuming 30 s before any is observed', () => {
@@ -211,7 +211,7 @@ describe('regression (issue 8): the rhythm rule (leaseTtlMs, nextObservedInterva
     expect(leaseTtlMs(2_000, settings)).toBe(15_000);
     expect(leaseTtlMs(100_000, settings)).toBe(120_000);
     expect(leaseTtlMs(null, { ...settings, assumedHeartbeatIntervalMs: 0 })).toBe(15_000);
-    // A cap below the TTL never undercuts the spec's floor.
+    // A cap below the TTL never undercuts the heartbeat TTL, which is the floor.
     expect(leaseTtlMs(30_000, { ...settings, maxHeartbeatTtlMs: 5_000 })).toBe(15_000);
   });
 

@@ -326,7 +326,7 @@ describe('POST /api/v1/nodes/register', () => {
   });
 });
 
-describe('regression (issue 8): function schemas are compiled at registration', () => {
+describe('function schemas are compiled at registration', () => {
   const fn = (id: string, extra: Record<string, unknown> = {}) => ({ id, tags: [], ...extra });
 
   it('answers 400 invalid_request naming the function and the field of a schema ajv cannot compile, and stores nothing', async () => {
@@ -423,7 +423,7 @@ describe('regression (issue 8): function schemas are compiled at registration', 
     expect(() => compileJsonSchema({ type: 7 })).toThrow(InvalidSchemaError);
   });
 
-  it('regression (issue 8): a schema whose $id names a meta-schema is refused and leaves every later registration compiling', async () => {
+  it('a schema whose $id names a meta-schema is refused and leaves every later registration compiling', async () => {
     const register = (input_schema: Record<string, unknown>) =>
       call(
         cp.base,
@@ -466,7 +466,7 @@ describe('regression (issue 8): function schemas are compiled at registration', 
     ]);
   });
 
-  it('regression (issue 8): refuses an $async schema, whose validator would pass every input', async () => {
+  it('refuses an $async schema, whose validator would pass every input', async () => {
     expect(() => compileJsonSchema({ $async: true, type: 'object', required: ['q'] })).toThrow(
       InvalidSchemaError,
     );
@@ -486,7 +486,7 @@ describe('regression (issue 8): function schemas are compiled at registration', 
   });
 });
 
-describe('regression (issue 8): duplicate function ids in one registration', () => {
+describe('duplicate function ids in one registration', () => {
   for (const [what, reasoners, skills, field, first] of [
     ['two reasoners', [{ id: 'a' }, { id: 'b' }, { id: 'a' }], [], 'reasoners[2].id', 'reasoners[0].id'],
     ['two skills', [], [{ id: 's' }, { id: 's' }], 'skills[1].id', 'skills[0].id'],
@@ -507,7 +507,7 @@ describe('regression (issue 8): duplicate function ids in one registration', () 
   }
 });
 
-describe('regression (issue 8): agent URLs are an origin plus an optional path', () => {
+describe('agent URLs are an origin plus an optional path', () => {
   it('answers 400 naming the field for a base_url or public_url with a query, a fragment or credentials, and stores nothing', async () => {
     const { host } = new URL(agent.url);
     for (const field of ['base_url', 'public_url'] as const) {
@@ -531,7 +531,7 @@ describe('regression (issue 8): agent URLs are an origin plus an optional path',
     }
   });
 
-  it('regression (issue 8): answers 400, not 500, for a URL the URL parser refuses (port out of range, space in the host, IPv6 zone id)', async () => {
+  it('answers 400, not 500, for a URL the URL parser refuses (port out of range, space in the host, IPv6 zone id)', async () => {
     for (const field of ['base_url', 'public_url'] as const) {
       for (const url of ['http://127.0.0.1:99999/', 'http://agent host/', 'http://[fe80::1%25eth0]:8001/']) {
         const id = uniqueNodeId('unparsable');
@@ -548,7 +548,7 @@ describe('regression (issue 8): agent URLs are an origin plus an optional path',
     expect(cp.errors).toEqual([]);
   });
 
-  it('regression (issue 8): refuses "." and ".." path segments, which the URL API would resolve to another path than the one shown', async () => {
+  it('refuses "." and ".." path segments, which the URL API would resolve to another path than the one shown', async () => {
     for (const url of [
       `${agent.url}/agents/../admin`,
       `${agent.url}/agents/%2e%2E/admin`,
@@ -622,7 +622,7 @@ describe('regression (issue 8): agent URLs are an origin plus an optional path',
   });
 });
 
-describe('regression (issue 8): "__proto__" keys are kept like any other key', () => {
+describe('"__proto__" keys are kept like any other key', () => {
   // Bodies are sent as JSON text: a JavaScript object literal cannot even hold such a key.
   const text = (value: Record<string, unknown>, protoJson: string, where: string) =>
     JSON.stringify(value).replace(`"${where}":{`, `"${where}":{"__proto__":${protoJson},`);
@@ -1325,7 +1325,7 @@ describe('GET /api/ui/v1/nodes', () => {
   });
 });
 
-describe('regression (issue 8): GET /api/ui/v1/nodes is paginated and its answers are bounded', () => {
+describe('GET /api/ui/v1/nodes is paginated and its answers are bounded', () => {
   // A database of its own, so counts and pages hold only what these tests register.
   let fleet: TestControlPlane;
   const list = async (query = '') => call(fleet.base, 'GET', `/api/ui/v1/nodes${query}`);
@@ -1339,7 +1339,7 @@ describe('regression (issue 8): GET /api/ui/v1/nodes is paginated and its answer
     expect(response.status).toBe(201);
   };
   // About 650 KB of schemas per registration: 40 functions sharing one 16 KB schema (so ajv
-  // compiles it once), the shape of the review's 30 nodes x 2,000 functions at a test's scale.
+  // compiles it once), the shape of a fleet of 30 nodes x 2,000 functions at a test's scale.
   const bulky = {
     reasoners: Array.from({ length: 40 }, (_, i) => ({
       id: `fn_${i}`,

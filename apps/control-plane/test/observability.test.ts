@@ -15,7 +15,7 @@ import {
 import { type ExecutionAgent, startExecutionAgent } from './helpers/execution-agent.ts';
 
 /**
- * Observability forwarding (spec §4, §6, §8): a real collector on 127.0.0.1 receives signed
+ * Observability forwarding (content/concepts/observability.md): a real collector on 127.0.0.1 receives signed
  * batches of execution, node and memory events read from the event log; the collector going down
  * parks batches in the DLQ, coming back lets a redrive deliver them; a second forwarder takes over
  * after the first's lease expired. Time is the manual clock (snapshots, leases); the forwarder is
@@ -574,7 +574,7 @@ describe('observability forwarding to a real collector', () => {
       expect(JSON.stringify(body)).not.toContain('token-value');
     }
     expect(read.headers.get('cache-control')).toBe('no-store');
-    // An empty secret means unsigned (spec §2: "may be empty").
+    // The secret may be empty, which means batches go out unsigned.
     expect((await configure(cp, { url: 'http://127.0.0.1:9/ingest', secret: '' })).secret_set).toBe(false);
   });
 });

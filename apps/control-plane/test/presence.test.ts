@@ -18,9 +18,10 @@ let agent: TestAgent;
 const seen: Array<Record<string, any>> = [];
 
 beforeAll(async () => {
-  // These tests pin the spec's plain TTL: with no interval assumed before one is observed, a
+  // These tests pin the plain heartbeat TTL: with no interval assumed before one is observed, a
   // node's lease is 15 s until its rhythm says otherwise. The defaults (30 s assumed, the
-  // TypeScript SDK's rhythm) are exercised by the issue 8 tests below.
+  // TypeScript SDK's rhythm) are exercised by the 'presence adapts to each node’s heartbeat rhythm'
+  // tests below.
   cp = await startTestControlPlane({ lifecycle: { assumedHeartbeatIntervalMs: 0 } });
   agent = await startTestAgent();
   cp.events.subscribe(NODES_TOPIC, (event) => seen.push(event));
@@ -302,7 +303,7 @@ describe('a real agent process', () => {
   });
 });
 
-describe('regression (issue 8): presence adapts to each node’s heartbeat rhythm', () => {
+describe('presence adapts to each node’s heartbeat rhythm', () => {
   // The default settings: TTL 15 s as the floor, 30 s assumed until a rhythm is observed, leases
   // capped at 2 min. A database of its own, so this clock and these sweeps touch only these nodes.
   let sdk: TestControlPlane;
@@ -419,7 +420,7 @@ describe('regression (issue 8): presence adapts to each node’s heartbeat rhyth
   });
 });
 
-describe('regression (issue 8): a sign of life from an evicted node brings back its last registration', () => {
+describe('a sign of life from an evicted node brings back its last registration', () => {
   it('revives the node from a heartbeat: registration intact, ready again, announced, and in discovery', async () => {
     const id = uniqueNodeId('evicted');
     const body = registration(id, agent.url, { metadata: { team: 'blue' }, tags: ['sdk'] });

@@ -144,7 +144,7 @@ describe('JSON request bodies: size limits', () => {
   });
 });
 
-describe('JSON request bodies: nesting depth (issue 8)', () => {
+describe('JSON request bodies: nesting depth', () => {
   it(`refuses JSON nested deeper than ${MAX_JSON_DEPTH} levels in a node registration with 400 invalid_request`, async () => {
     // A few thousand levels in 10 KB: JSON.parse takes it, recursive code after it did not (500).
     const deep = nestedArrays(5_000);

@@ -204,7 +204,7 @@ describe('startServer', () => {
     await expect(fetch(`${running.url}/api/v1/health`)).rejects.toThrow();
   });
 
-  // review, issue 10: closeAllConnections() does not see the connections Node handed over for an
+  // Regression: closeAllConnections() does not see the connections Node handed over for an
   // upgrade, and server.close() waits for them: one whose client never read its answer held the
   // shutdown forever, past the grace period.
   it('cuts a connection answered through an upgrade that its client does not read once the grace period is over', async () => {
@@ -302,7 +302,7 @@ function headerOf(head: string, name: string): string | undefined {
   return new RegExp(`^${name}: (.*)$`, 'im').exec(head)?.[1]?.trim();
 }
 
-describe('startServer: requests Node itself rejects (issue 8)', () => {
+describe('startServer: requests Node itself rejects', () => {
   let running: RunningServer;
   const lines: Array<{ level: number; msg: string; [field: string]: unknown }> = [];
 

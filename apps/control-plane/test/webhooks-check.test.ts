@@ -8,8 +8,8 @@ import {
 import { defaultSettings } from '../src/platform/config/load-config.ts';
 
 /**
- * checkWebhook: the validation of an async execute request's `webhook` (spec §2). A refusal is
- * an answer (`registered: false` with the reason), never an exception.
+ * checkWebhook: the validation of an async execute request's `webhook` (content/concepts/webhooks.md). A
+ * refusal is an answer (`registered: false` with the reason), never an exception.
  */
 
 const strict: WebhookSettings = defaultSettings(webhookSettings);

@@ -28,8 +28,8 @@ import { openMigratedTestDatabase } from './helpers/database.ts';
 import { type Answer, startWebhookReceiver, type WebhookReceiver } from './helpers/webhook-receiver.ts';
 
 /**
- * Webhook delivery (spec §6, §8): real receivers on 127.0.0.1, a real database, the dispatcher's
- * own claim/lease/retry loop. Time is a manual clock the tests move, so backoff is observed in
+ * Webhook delivery (content/concepts/webhooks.md): real receivers on 127.0.0.1, a real database, the
+ * dispatcher's own claim/lease/retry loop. Time is a manual clock the tests move, so backoff is observed in
  * the recorded attempt times, never by waiting.
  */
 
@@ -49,7 +49,7 @@ afterAll(async () => {
   await handle.close();
 });
 
-/** The spec's defaults, with loopback receivers allowed (they are on 127.0.0.1). */
+/** The default settings, with loopback receivers allowed (they are on 127.0.0.1). */
 function settingsWith(overrides: Partial<WebhookSettings> = {}): WebhookSettings {
   return {
     ...defaultSettings(webhookSettings),

@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 import {
   createWebhookDispatcher,
+  createWebhookService,
   enqueueWebhookDelivery,
   type WebhookSettings,
   webhookSettings,
@@ -52,14 +53,16 @@ beforeAll(async () => {
   app.use(problemMiddleware());
   const routers = [
     webhooksRouter({
-      db: handle.db,
-      clock,
-      // The executions module answers this in the app; here the table is read directly.
-      executionExists: async (id) =>
-        Boolean(await handle.db('executions').where({ execution_id: id }).first()),
-      wake: () => {
-        wakes++;
-      },
+      service: createWebhookService({
+        db: handle.db,
+        clock,
+        // The executions module answers this in the app; here the table is read directly.
+        executionExists: async (id) =>
+          Boolean(await handle.db('executions').where({ execution_id: id }).first()),
+        wake: () => {
+          wakes++;
+        },
+      }),
     }),
     openApiRouter({
       document: () => createOpenApiDocument({ version: VERSION, paths: [webhooksOpenApi] }),

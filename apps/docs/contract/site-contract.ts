@@ -42,7 +42,10 @@ export const SHARES_DEFAULT_MAX_BYTES = 1024 * 1024;
 export const SHARES_DEFAULT_WRITE_BUDGET_BYTES = 10 * 1024 * 1024;
 export const SHARES_DEFAULT_WRITE_WINDOW_SECONDS = 3600;
 
-/** The execution statuses a run bundle's nodes may have: the control plane's (its spec, §3). */
+/**
+ * The execution statuses a run bundle's nodes may have: the control plane's
+ * (content/concepts/executions.md).
+ */
 export const EXECUTION_STATUSES = [
   'queued',
   'pending',

@@ -16,7 +16,10 @@ import type { SharePages } from './shares/share-pages.ts';
 
 export const API_VERSION = 'v1';
 
-/** The page that publishes the deprecation policy (the `rel="deprecation-policy"` link, spec §4, §9). */
+/**
+ * The page that publishes the deprecation policy: every response links it with `rel="deprecation-policy"`
+ * (content/reference/versioning.md says how a version is retired).
+ */
 export const DEPRECATION_POLICY_PATH = '/docs/reference/versioning';
 
 export interface FrontHandlerDeps {
@@ -111,9 +114,9 @@ interface Exchange {
   req: IncomingMessage;
   res: ServerResponse;
   /**
-   * The headers of every response (spec §4) except Link, as name/value pairs. They go out with
-   * the build file in one `writeHead` on the fast path, or are set on `res` (applyCommon) before
-   * any other kind of answer.
+   * The headers every response carries (RateLimit-*, X-API-Version; content/api/site-api.md) except Link,
+   * as name/value pairs. They go out with the build file in one `writeHead` on the fast path, or are set on
+   * `res` (applyCommon) before any other kind of answer.
    */
   common: string[];
   applied: boolean;
@@ -179,8 +182,8 @@ export function createFrontHandler(
   }
 
   function sendNotFound(x: Exchange, pathname: string): Promise<void> | undefined {
-    // Every non-2xx is a problem document (spec §7) unless the client ranks HTML above it, as
-    // browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
+    // Every non-2xx is a problem document (content/reference/errors.md) unless the client ranks HTML above
+    // it, as browsers do; no Accept, `*/*` and types the site cannot produce all get the problem.
     const preferred = negotiate(x.req.headers.accept, NOT_FOUND_OFFERS);
     const page = preferred === 'text/html' ? deps.files.file('404.html') : undefined;
     if (page) return sendBuildFile(x, page, '/404.html', { status: 404, varyAccept: true });
@@ -233,7 +236,10 @@ export function createFrontHandler(
   }
 
   /** The request's budget: counted, or only read for what does not spend it. */
-  function budgetOf(req: IncomingMessage, target: Target | undefined): Promise<RateLimitState> {
+  function budgetOf(
+    req: IncomingMessage,
+    target: Target | undefined,
+  ): RateLimitState | Promise<RateLimitState> {
     const client = clientAddress(req, deps.trustedProxyHops);
     const pathname = target?.pathname ?? '';
     const limiter = limiterOf(pathname);
@@ -348,22 +354,30 @@ export function createFrontHandler(
   return (req, res) => {
     const requestId = trackRequest(deps.logger, req, res, deps.onResponseClosed);
     const target = parseTarget(req.url ?? '');
-    budgetOf(req, target).then(
-      (budget) => {
-        const exchange = prepare(req, res, requestId, target, budget);
-        try {
-          dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
-        } catch (error) {
-          fail(exchange, error);
-        }
-      },
-      // The limiters do not reject (the shared one falls back to counting in memory); should one
-      // ever, the request is answered as any unexpected failure is, never left hanging.
-      (error: unknown) => {
-        const budget = limiterOf(target?.pathname ?? '').lastKnown(clientAddress(req, deps.trustedProxyHops));
-        req.resume();
-        fail(prepare(req, res, requestId, target, budget), error);
-      },
-    );
+    const answer = (budget: RateLimitState) => {
+      const exchange = prepare(req, res, requestId, target, budget);
+      try {
+        dispatch(exchange)?.catch((error: unknown) => fail(exchange, error));
+      } catch (error) {
+        fail(exchange, error);
+      }
+    };
+    // The limiters do not fail (the shared one falls back to counting in memory); should one
+    // ever, the request is answered as any unexpected failure is, never left hanging.
+    const failBudget = (error: unknown) => {
+      const budget = limiterOf(target?.pathname ?? '').lastKnown(clientAddress(req, deps.trustedProxyHops));
+      req.resume();
+      fail(prepare(req, res, requestId, target, budget), error);
+    };
+    let budget: RateLimitState | Promise<RateLimitState>;
+    try {
+      budget = budgetOf(req, target);
+    } catch (error) {
+      failBudget(error);
+      return;
+    }
+    // Known at once (in-memory count, reserved place): answered in this turn, without a promise.
+    if (budget instanceof Promise) budget.then(answer, failBudget);
+    else answer(budget);
   };
 }

@@ -217,10 +217,10 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     server.emit('request', req, res);
   });
   const deprecationLink = deprecationPolicyLink(site, DEPRECATION_POLICY_PATH);
-  // The headers of every response (spec §4) for answers written straight to a socket; the budget
-  // is as this process last saw it (nothing can be awaited there), keyed on the socket's peer,
-  // because there are no parsed headers to read a forwarded address from. No path could be read
-  // either, so it is the pages' budget: what is not a call to the API.
+  // The headers every response carries (content/api/site-api.md) for answers written straight to a socket;
+  // the budget is as this process last saw it (nothing can be awaited there), keyed on the socket's peer,
+  // because there are no parsed headers to read a forwarded address from. No path could be read either, so
+  // it is the pages' budget: what is not a call to the API.
   const socketHeaders = (socket: Socket) => ({
     'X-Request-ID': randomUUID(),
     'X-API-Version': API_VERSION,

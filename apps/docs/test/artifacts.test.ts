@@ -334,7 +334,7 @@ describe('/search-index.json', () => {
     expect(checked).toBeGreaterThan(0);
   });
 
-  it('lists every h2 and h3 in the table of contents with its heading text as written (issue 8)', () => {
+  it('lists every h2 and h3 in the table of contents with its heading text as written', () => {
     let checked = 0;
     for (const page of docPages) {
       const html = readBuilt(`/docs/${page.slug}/index.html`);

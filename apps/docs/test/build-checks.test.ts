@@ -61,7 +61,7 @@ describe('astro build content checks', () => {
     expect(brokenLink.output).toContain('Content check failed with 3 problem(s)');
   });
 
-  it('fails for a table row with more cells than its header, naming file and line (issue 8)', () => {
+  it('fails for a table row with more cells than its header, naming file and line', () => {
     expect(brokenLink.output).toMatch(/concepts\/memory\.md:15: table row has 3 cells but the header has 2/);
   });
 });

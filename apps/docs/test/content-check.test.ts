@@ -93,7 +93,7 @@ describe('checkContent', () => {
     expect(problems).toContainEqual(expect.stringMatching(/^no-keywords\.md:1: frontmatter "keywords"/));
   });
 
-  it('parses frontmatter with the YAML library the whole monorepo uses (issue 8)', () => {
+  it('parses frontmatter with the YAML library the whole monorepo uses', () => {
     const manifest = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
     const declared = { ...manifest.dependencies, ...manifest.devDependencies };
     expect(declared).toHaveProperty('yaml');
@@ -101,7 +101,7 @@ describe('checkContent', () => {
     expect(declared).not.toHaveProperty('@types/js-yaml');
   });
 
-  it('accepts tables GFM renders as written (issue 8)', () => {
+  it('accepts tables GFM renders as written', () => {
     const problems = check({
       'a.md': page(
         'A',
@@ -130,7 +130,7 @@ describe('checkContent', () => {
     expect(problems).toEqual([]);
   });
 
-  it('reports a table row whose cell count differs from the header, with its line (issue 8)', () => {
+  it('reports a table row whose cell count differs from the header, with its line', () => {
     const problems = check({
       'a.md': page(
         'A',
@@ -149,7 +149,7 @@ describe('checkContent', () => {
     ]);
   });
 
-  it('reports rows GFM does not parse as a table at all (issue 8)', () => {
+  it('reports rows GFM does not parse as a table at all', () => {
     const notATable = 'line looks like a table row but is not part of a table';
     const problems = check({
       // A row cut off from its table by a sentence, as content/api/nodes.md had.

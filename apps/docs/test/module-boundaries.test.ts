@@ -40,7 +40,7 @@ function importsBetween(from: Part, to: Part): string[] {
   );
 }
 
-describe('module boundaries of the docs app (issue 8)', () => {
+describe('module boundaries of the docs app', () => {
   it('finds the modules it checks', () => {
     for (const part of ['src', 'server', 'contract'] as const) {
       expect(sourceFiles(part).length, part).toBeGreaterThan(0);

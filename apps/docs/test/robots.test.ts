@@ -24,7 +24,7 @@ function parseRobots(text: string) {
   };
 }
 
-describe('robots.txt (issue 8)', () => {
+describe('robots.txt', () => {
   beforeAll(() => assertBuilt());
 
   it('lets every crawler fetch everything and names the absolute sitemap URL of the site', () => {

@@ -57,7 +57,7 @@ async function serve(pages: ReturnType<typeof createSharePages>): Promise<string
 }
 
 describe('share permalink pages', () => {
-  it('regression (issue 8): renders a share page once and serves repeats from memory', async () => {
+  it('renders a share page once and serves repeats from memory', async () => {
     const { service, renderer, rendered } = fixtures();
     const base = await serve(createSharePages({ service, renderer, site: 'http://site' }));
     const first = await fetch(`${base}/s/${ID}`);

@@ -8,7 +8,7 @@ const ago = (seconds: number, bytes: number): WriteRecord => ({
   at: new Date(at.getTime() - seconds * 1000),
 });
 
-describe('checkWriteBudget (issue 8)', () => {
+describe('checkWriteBudget', () => {
   it('allows a write that fits what is left of the window, up to the exact budget', () => {
     expect(checkWriteBudget(budget, [], 1000, at)).toEqual({ allowed: true });
     expect(checkWriteBudget(budget, [ago(30, 400)], 600, at)).toEqual({ allowed: true });

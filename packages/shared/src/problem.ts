@@ -97,7 +97,10 @@ export type ErrorCode = keyof typeof ERROR_CATALOGUE;
 
 export const ERROR_CODES = Object.keys(ERROR_CATALOGUE) as ErrorCode[];
 
-/** The codes the documentation site answers with (docs-site spec §7); the control plane uses them all. */
+/**
+ * The codes the documentation site answers with (content/api/site-api.md, Errors); the control plane
+ * uses them all.
+ */
 export const SITE_ERROR_CODES = [
   'invalid_request',
   'missing_parameter',

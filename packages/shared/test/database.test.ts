@@ -91,8 +91,8 @@ describe(`database layer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'
   });
 });
 
-// Replicas starting together against a fresh database (issue 8 review). PGlite serves one
-// process, so the race only exists on PostgreSQL.
+// Replicas starting together against a fresh database must apply each migration once, not race to
+// apply it twice. PGlite serves one process, so the race only exists on PostgreSQL.
 describe.runIf(process.env.DATABASE_URL)('migrations with several replicas starting at once', () => {
   it('applies every migration exactly once while four handles migrate the same fresh database', async () => {
     const scratch = await createScratchDatabase(process.env.DATABASE_URL!);

@@ -29,7 +29,7 @@ const SPEC_CODES = {
 };
 
 describe('error catalogue', () => {
-  it('holds every code of both specs with its status', () => {
+  it('holds every code of both APIs (control plane and docs site) with its status', () => {
     expect(Object.fromEntries(ERROR_CODES.map((c) => [c, ERROR_CATALOGUE[c].status]))).toEqual(SPEC_CODES);
   });
 

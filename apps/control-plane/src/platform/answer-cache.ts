@@ -1,3 +1,5 @@
+import { LRUCache } from 'lru-cache';
+
 /** Default bound on distinct keys kept, whatever their size: each entry costs bookkeeping too. */
 export const ANSWER_CACHE_MAX_ENTRIES = 1000;
 
@@ -45,50 +47,52 @@ export interface AnswerCacheOptions<V> {
   maxEntryBytes?: number;
 }
 
-/*
- * Hand-written rather than lru-cache: what matters here is the generation rule (a value read
- * before an invalidation is never stored after it) and sharing one computation per generation,
- * which a general-purpose cache does not offer; the eviction itself is a few lines over a Map.
+/**
+ * lru-cache keeps the entries (TTL, entry and byte bounds, eviction); this layer adds the
+ * generation rule (a value read before an invalidation is never stored after it) and one shared
+ * computation per key and generation, which lru-cache does not offer in this form.
  */
 export function createAnswerCache<V>(options: AnswerCacheOptions<V>): AnswerCache<V> {
   const maxEntries = options.maxEntries ?? ANSWER_CACHE_MAX_ENTRIES;
   const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
   const maxEntryBytes = Math.min(options.maxEntryBytes ?? Number.POSITIVE_INFINITY, maxBytes);
   const sizeOf = options.sizeOf ?? (() => 0);
-  // Map keeps insertion order, and set() re-inserts, so the first key is always the oldest entry.
-  const entries = new Map<string, { value: V; storedAt: number; bytes: number }>();
+  const ttlMs = options.ttlMs;
+  const bound = (bytes: number) => (Number.isFinite(bytes) ? bytes : Number.MAX_SAFE_INTEGER);
+  const entries = new LRUCache<string, { value: V }>({
+    max: maxEntries,
+    // Sized by value and key: keys are the whole normalized query (discovery's can be 50 patterns
+    // of 200 characters). lru-cache needs a positive size, which any non-empty key gives.
+    sizeCalculation: (entry, key) => Math.max(1, sizeOf(entry.value) + Buffer.byteLength(key)),
+    maxSize: bound(maxBytes),
+    // A value larger than this (with its key) is not cached at all, and drops the key's old value.
+    maxEntrySize: bound(maxEntryBytes),
+    // The TTL (a disabled cache stores nothing, see set) on the caller's clock, read on every check
+    // so a test's clock takes effect at once.
+    ...(ttlMs > 0 ? { ttl: Math.ceil(ttlMs) } : {}),
+    perf: { now: options.now },
+    ttlResolution: 0,
+  });
   const inFlight = new Map<string, { generation: number; promise: Promise<V> }>();
-  let bytes = 0;
   let generation = 0;
-  const expired = (storedAt: number) => options.now() - storedAt >= options.ttlMs;
-  const remove = (key: string) => {
-    const entry = entries.get(key);
-    if (!entry) return;
-    bytes -= entry.bytes;
-    entries.delete(key);
-  };
+  /**
+   * Whether the entry of `key` is still fresh. lru-cache serves an entry through the TTL's last
+   * millisecond (stale once older than the TTL); here an entry exactly TTL old is stale already.
+   */
+  const fresh = (key: string) => entries.getRemainingTTL(key) > 0;
 
   const cache: AnswerCache<V> = {
     get(key) {
-      const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (expired(entry.storedAt)) {
-        remove(key);
+      if (!fresh(key)) {
+        entries.delete(key);
         return undefined;
       }
-      return entry.value;
+      // peek, not get: a read does not make an entry younger, so the oldest stored is evicted first.
+      return entries.peek(key)?.value;
     },
     set(key, value, readGeneration) {
-      if (options.ttlMs <= 0 || readGeneration !== generation) return;
-      remove(key);
-      // Keys are the whole normalized query (discovery's can be 50 patterns of 200 characters).
-      const size = sizeOf(value) + Buffer.byteLength(key);
-      if (size > maxEntryBytes) return;
-      while (entries.size > 0 && (entries.size >= maxEntries || bytes + size > maxBytes)) {
-        remove(entries.keys().next().value as string);
-      }
-      entries.set(key, { value, storedAt: options.now(), bytes: size });
-      bytes += size;
+      if (ttlMs <= 0 || readGeneration !== generation) return;
+      entries.set(key, { value });
     },
     async remember(key, compute) {
       const hit = cache.get(key);
@@ -112,15 +116,17 @@ export function createAnswerCache<V>(options: AnswerCacheOptions<V>): AnswerCach
     invalidate() {
       generation += 1;
       entries.clear();
-      bytes = 0;
     },
     stats() {
-      let oldest: number | null = null;
-      for (const [key, entry] of entries) {
-        if (expired(entry.storedAt)) remove(key);
-        else if (oldest === null || entry.storedAt < oldest) oldest = entry.storedAt;
+      let oldestAgeMs: number | null = null;
+      // Entries older than the TTL (which keys() skips) go first, then those exactly its age.
+      entries.purgeStale();
+      for (const key of [...entries.keys()]) {
+        const remaining = entries.getRemainingTTL(key);
+        if (remaining <= 0) entries.delete(key);
+        else oldestAgeMs = Math.max(oldestAgeMs ?? 0, Math.ceil(ttlMs) - remaining);
       }
-      return { entries: entries.size, bytes, oldestAgeMs: oldest === null ? null : options.now() - oldest };
+      return { entries: entries.size, bytes: entries.calculatedSize, oldestAgeMs };
     },
   };
   return cache;

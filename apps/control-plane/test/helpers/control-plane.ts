@@ -50,7 +50,7 @@ export interface TestControlPlaneOptions {
 }
 
 /**
- * Starts the real app (createApp) on a real socket with the spec's timings (unless overridden)
+ * Starts the real app (createApp) on a real socket with the default timings (unless overridden)
  * and a manual clock. Background loops are not started: tests call `runtime.presence.tick()`,
  * `runtime.presence.reconcile()` and `runtime.health.runOnce()` after moving the clock.
  */

@@ -1,4 +1,5 @@
 import { ProblemError } from '@switchyard/shared';
+import { LRUCache } from 'lru-cache';
 import {
   SEARCH_LIMIT_DEFAULT,
   SEARCH_LIMIT_MAX,
@@ -6,7 +7,8 @@ import {
   SEARCH_QUERY_MAX_LENGTH,
 } from '../../contract/site-contract.ts';
 import type { ArtifactFile } from '../artifacts/artifact-file.ts';
-import { sendJson } from '../http/responses.ts';
+import type { Encoding } from '../http/compression.ts';
+import { sendJsonText } from '../http/responses.ts';
 import type { Bm25Index } from '../search/bm25-index.ts';
 import { buildSnippet } from '../search/snippet.ts';
 import type { ApiHandler } from './api-context.ts';
@@ -72,31 +74,67 @@ function parseQuery(raw: string | undefined): string {
   return q;
 }
 
-/** GET /api/v1/search: BM25 over every passage of every page. */
+/** A search answer as sent: its JSON, and its compressed forms once a client asked for them. */
+interface CachedAnswer {
+  json: Buffer;
+  forms: Map<Encoding, Buffer>;
+}
+
+/** Distinct queries whose answers are kept. */
+const ANSWER_CACHE_ENTRIES = 1000;
+/**
+ * Bytes the kept answers may hold, counted as twice the JSON (its compressed forms are smaller
+ * than it): a few KB an answer, and a query at the largest limit carries 20 results with snippets.
+ */
+const ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * GET /api/v1/search: BM25 over every passage of every page. An answer depends only on the query,
+ * the limit, the index and the site, so the latest answers are kept, serialised and compressed:
+ * agents and the search box send the same queries over and over, and ranking, snippets, JSON and
+ * brotli were nearly all of a search request's CPU time (bench/docs-api/README.md). The cache
+ * starts over when the index is replaced.
+ */
 export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHandler {
+  const answers = new LRUCache<string, CachedAnswer>({
+    max: ANSWER_CACHE_ENTRIES,
+    maxSize: ANSWER_CACHE_BYTES,
+    sizeCalculation: (answer) => 2 * answer.json.length,
+  });
+  let answersOf: Bm25Index | undefined;
   return ({ res, query, site }) => {
     const q = parseQuery(singleParam(query, 'q'));
     const limit = parseLimit(singleParam(query, 'limit'));
     const index = deps.index.get();
-    const outcome = index.search(q, limit);
-    const body: SearchResponse = {
-      query: q,
-      limit,
-      total: outcome.total,
-      results: outcome.hits.map((hit, i) => ({
-        rank: i + 1,
-        score: Math.round(hit.score * 10_000) / 10_000,
-        title: hit.page.title,
-        section: hit.passage.section,
-        snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
-        url: `${site}${hit.page.path}${hit.passage.anchor ? `#${hit.passage.anchor}` : ''}`,
-        path: hit.page.path,
-        anchor: hit.passage.anchor,
-        markdown_url: `${site}${hit.page.markdown_url}`,
-        category: hit.page.category,
-      })),
-    };
+    if (index !== answersOf) {
+      answers.clear();
+      answersOf = index;
+    }
+    const key = `${limit} ${site} ${q}`;
+    let answer = answers.get(key);
+    if (!answer) {
+      const outcome = index.search(q, limit);
+      const body: SearchResponse = {
+        query: q,
+        limit,
+        total: outcome.total,
+        results: outcome.hits.map((hit, i) => ({
+          rank: i + 1,
+          score: Math.round(hit.score * 10_000) / 10_000,
+          title: hit.page.title,
+          section: hit.passage.section,
+          snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
+          url: `${site}${hit.page.path}${hit.passage.anchor ? `#${hit.passage.anchor}` : ''}`,
+          path: hit.page.path,
+          anchor: hit.passage.anchor,
+          markdown_url: `${site}${hit.page.markdown_url}`,
+          category: hit.page.category,
+        })),
+      };
+      answer = { json: Buffer.from(JSON.stringify(body)), forms: new Map() };
+      answers.set(key, answer);
+    }
     res.setHeader('Cache-Control', 'no-store');
-    sendJson(res, 200, body);
+    sendJsonText(res, 200, answer.json, undefined, answer.forms);
   };
 }

@@ -1,8 +1,9 @@
 import type { RateLimitState } from './rate-limiter.ts';
 
 /**
- * The RateLimit-* headers (spec §4) for a budget state. Shared by the request handler and by the
- * raw answer to requests Node cannot parse, so both publish the same numbers in the same form.
+ * The RateLimit-* headers every response carries (content/api/site-api.md) for a budget state. Shared by
+ * the request handler and by the raw answer to requests Node cannot parse, so both publish the same numbers
+ * in the same form.
  */
 export function budgetHeaders(state: RateLimitState): Record<string, string> {
   return {
@@ -27,7 +28,7 @@ export function budgetHeaderList(state: RateLimitState): string[] {
   ];
 }
 
-/** The `Link` value pointing at the published deprecation policy (spec §4, §9). */
+/** The `Link` value, on every response, pointing at the published deprecation policy. */
 export function deprecationPolicyLink(site: string, policyPath: string): string {
   return `<${site}${policyPath}>; rel="deprecation-policy"`;
 }

@@ -19,14 +19,16 @@ export interface RateLimitState {
 }
 
 /**
- * One request budget per client address. `take` and `peek` are asynchronous because the shared
- * limiter (shared-rate-limiter.ts) asks the database; the in-memory one answers at once.
+ * One request budget per client address. `take` and `peek` answer with a state at once when this
+ * process knows it without waiting (the in-memory count, or a place the shared limiter reserved
+ * ahead), and with a promise when the shared limiter (shared-rate-limiter.ts) must ask the
+ * database: a request answered at once costs no promise and no extra turn of the event loop.
  */
 export interface RateLimiter {
   /** Counts one request of the client and tells whether it is within the budget. */
-  take(client: string): Promise<RateLimitState>;
+  take(client: string): RateLimitState | Promise<RateLimitState>;
   /** The client's state without counting a request (for responses that do not spend budget). */
-  peek(client: string): Promise<RateLimitState>;
+  peek(client: string): RateLimitState | Promise<RateLimitState>;
   /**
    * The client's state as this process last saw it, without waiting on anything: for answers
    * written straight to a socket (client errors, CONNECT), which are produced synchronously.
@@ -141,8 +143,8 @@ export function createRateLimiter(options: RateLimitOptions): RateLimiter {
   const now = options.now ?? Date.now;
   const windows = new FixedWindows(options.budget, options.limit, options.windowSeconds);
   return {
-    take: async (client) => windows.take(client, now()),
-    peek: async (client) => windows.peek(client, now()),
+    take: (client) => windows.take(client, now()),
+    peek: (client) => windows.peek(client, now()),
     lastKnown: (client) => windows.peek(client, now()),
     close: async () => {},
   };

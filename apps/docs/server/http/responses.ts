@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { PROBLEM_CONTENT_TYPE, type Problem, type RenderedProblem, renderProblem } from '@switchyard/shared';
-import { endCompressed } from './compression.ts';
+import { type Encoding, endCompressed } from './compression.ts';
 import { markFailed } from './logger.ts';
 import { originForm } from './request-target.ts';
 
@@ -20,16 +20,20 @@ export function sendJson(
   sendJsonText(res, status, JSON.stringify(body), contentType);
 }
 
-/** Writes JSON that is already serialised (cached answers). */
+/**
+ * Writes JSON that is already serialised (cached answers); `forms` keeps its compressed forms
+ * across requests (see endCompressed).
+ */
 export function sendJsonText(
   res: ServerResponse,
   status: number,
   text: string | Buffer,
   contentType = 'application/json; charset=utf-8',
+  forms?: Map<Encoding, Buffer>,
 ): void {
   res.statusCode = status;
   // Every response of a node:http server knows its request; the coding is chosen from its headers.
-  endCompressed(res.req, res, typeof text === 'string' ? Buffer.from(text) : text, contentType);
+  endCompressed(res.req, res, typeof text === 'string' ? Buffer.from(text) : text, contentType, forms);
 }
 
 /**

@@ -51,6 +51,16 @@ const SWEEP: Statement = {
   (select client from ${TABLE} where budget = $3 and window_start <= $1 limit $2 for update skip locked)`,
 };
 
+/** Places of a client's budget this replica took in the database ahead of its requests. */
+interface Reservation {
+  /** The window the places belong to (the row's window_start). */
+  startedAt: number;
+  /** The places left, lowest first; each is granted as that place in the window. */
+  places: number[];
+  /** Ask for more once this few are left. */
+  refillBelow: number;
+}
+
 interface WindowRow {
   window_start: Date;
   count: number;
@@ -155,6 +165,12 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
   logger: Logger;
   /** Longest wait on the database per request before the in-memory window answers (default 500 ms). */
   timeoutMs?: number;
+  /**
+   * Places in a client's budget this replica may reserve ahead of its requests (see
+   * createSharedRateLimiter); default a tenth of the limit. 0 counts every request in the database
+   * before it is answered.
+   */
+  reserveAhead?: number;
   /** Rows deleted per sweep statement (default 500), and statements per sweep (default 20). */
   sweepBatch?: number;
   sweepBatches?: number;
@@ -178,6 +194,19 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * sees it as still open, and reports a reset no longer than the window (FixedWindows.state). With
  * the app clock the tests drive the exact code production runs, and both limiters tell time alike.
  *
+ * Reserving ahead: a client with several requests in one batch on this replica (a busy client:
+ * an agent, a crawler, a page loading) is counted ahead by up to `reserveAhead` places (a tenth
+ * of the limit by default): the statement adds them to its row with the batch, this replica
+ * keeps them, and the client's next requests here take them at once, without waiting on the
+ * database; once half of them are used, the next batch reserves more in the background. A place
+ * is still taken in the database before it is granted, so the budget is never exceeded and no
+ * two requests, on any replica, get the same place: the count is exact from above. What it costs
+ * is at the other end: places a replica reserved and the client did not use there (it stopped,
+ * or went on at another replica) are spent all the same, so a client spreading its requests over
+ * replicas can be refused up to `reserveAhead` requests per replica before its limit. A client
+ * with one request at a time is counted one request per statement, as before. Reserved places
+ * lapse with their window.
+ *
  * When the database fails or takes longer than `timeoutMs`, the requests are counted in this
  * process instead, on from the count it last read for each client, and the site stays up: for the
  * outage each replica grants what it saw left of the budget, by itself. The first failure is
@@ -192,6 +221,7 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   const timeoutMs = options.timeoutMs ?? 500;
   const sweepBatch = options.sweepBatch ?? 500;
   const sweepBatches = options.sweepBatches ?? 20;
+  const reserveAhead = Math.max(0, Math.floor(options.reserveAhead ?? limit / 10));
   // The rows as this process last read them. During an outage requests are counted on in here,
   // so a client that had spent its budget (as far as this replica saw) stays refused.
   const seen = new FixedWindows(budget, limit, windowSeconds);
@@ -265,6 +295,38 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   let pending = new Map<string, Array<(state: RateLimitState) => void>>();
   let scheduled = false;
   let inFlight = false;
+  // Places taken in the database ahead of the client's requests (see reserving ahead, above), by
+  // client: the window they belong to and the places left, in order. `refill` names the clients
+  // whose reservation ran half down, to be topped up by the next statement.
+  const reserved = new Map<string, Reservation>();
+  let refill = new Set<string>();
+
+  /** A reserved place of the client, taken now, or undefined when it has none left in an open window. */
+  function takeReserved(client: string, at: number): RateLimitState | undefined {
+    const reservation = reserved.get(client);
+    if (!reservation) return undefined;
+    if (at - reservation.startedAt >= windowMs || reservation.places.length === 0) {
+      reserved.delete(client);
+      return undefined;
+    }
+    const place = reservation.places.shift()!;
+    if (reservation.places.length <= reservation.refillBelow && !closed) {
+      refill.add(client);
+      schedule();
+    }
+    return seen.state(reservation.startedAt, place, at);
+  }
+
+  /** Keeps the places `from`…`to` of a window for the client's next requests (those within the limit). */
+  function keep(client: string, startedAt: number, from: number, to: number): void {
+    let reservation = reserved.get(client);
+    if (!reservation || reservation.startedAt !== startedAt) {
+      reservation = { startedAt, places: [], refillBelow: Math.floor(reserveAhead / 2) };
+      reserved.set(client, reservation);
+    }
+    for (let place = from; place <= Math.min(to, limit); place++) reservation.places.push(place);
+    if (reservation.places.length === 0) reserved.delete(client);
+  }
 
   function schedule(): void {
     if (scheduled || inFlight || closed) return;
@@ -277,29 +339,49 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   }
 
   async function flush(): Promise<void> {
-    if (pending.size === 0) return;
+    if (pending.size === 0 && refill.size === 0) return;
     const batch = pending;
+    const topUp = refill;
     pending = new Map();
+    refill = new Set();
     inFlight = true;
     const at = now();
     const cutoff = new Date(at - windowMs);
-    const clients = [...batch.keys()];
+    // Each client's requests in the batch, plus the places reserved ahead for it: a client with
+    // several requests at once, or whose reservation ran half down, is busy here.
+    const counts = new Map<string, number>();
+    for (const [client, waiters] of batch) counts.set(client, waiters.length);
+    for (const client of topUp) counts.set(client, counts.get(client) ?? 0);
+    const ahead = new Map<string, number>();
+    for (const [client, waiting] of counts) {
+      const busy = waiting > 1 || topUp.has(client);
+      // A client this replica saw spend its budget gets no places ahead: they would all be refusals.
+      const places = busy && seen.peek(client, at).remaining > 0 ? reserveAhead : 0;
+      if (places > 0) ahead.set(client, places);
+      counts.set(client, waiting + places);
+    }
+    for (const [client, n] of counts) if (n === 0) counts.delete(client);
+    const clients = [...counts.keys()];
     // Requests queued behind a statement that just failed go straight to the process's count.
     if (tryDatabase(at)) {
       try {
         const result = await runStatement<CountedRow>(
           db,
           COUNT,
-          [clients, new Date(at), cutoff, clients.map((client) => batch.get(client)!.length), budget],
+          [clients, new Date(at), cutoff, clients.map((client) => counts.get(client)!), budget],
           timeoutMs,
         );
         recovered(at);
         for (const row of result.rows) {
-          const waiters = batch.get(row.client)!;
+          const waiters = batch.get(row.client) ?? [];
           const startedAt = row.window_start.getTime();
           seen.record(row.client, startedAt, row.count, at);
-          const first = row.count - waiters.length;
+          // The statement's places are count - n + 1 … count: the waiting requests take the
+          // first, in arrival order; the rest are kept for the client's next requests here.
+          const first = row.count - counts.get(row.client)!;
           for (const [i, resolve] of waiters.entries()) resolve(seen.state(startedAt, first + i + 1, at));
+          const places = ahead.get(row.client) ?? 0;
+          if (places > 0) keep(row.client, startedAt, row.count - places + 1, row.count);
           batch.delete(row.client);
         }
         maybeSweep(at);
@@ -315,7 +397,19 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
         resolve(seen.take(client, at));
       }
     }
-    if (pending.size > 0) schedule();
+    if (pending.size > 0 || refill.size > 0) schedule();
+    dropLapsedReservations(at);
+  }
+
+  // Reservations of clients that went quiet lapse with their window; they are dropped at most
+  // once per window length, so the map holds only the clients of about the last window.
+  let lastReservationSweep = now();
+  function dropLapsedReservations(at: number): void {
+    if (at - lastReservationSweep < windowMs) return;
+    lastReservationSweep = at;
+    for (const [client, reservation] of reserved) {
+      if (at - reservation.startedAt >= windowMs) reserved.delete(client);
+    }
   }
 
   // Peeks under way, by client, shared by every peek of that client that arrives meanwhile: a page
@@ -344,6 +438,8 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   return {
     take(client) {
       const at = now();
+      const place = takeReserved(client, at);
+      if (place) return place;
       if (!tryDatabase(at) || closed) {
         if (outage) outage.countedInMemory += 1;
         return Promise.resolve(seen.take(client, at));

@@ -20,10 +20,10 @@ function decoded(res: TestResponse): string {
   return res.text;
 }
 
-describe('compression of pages, markdown, llms files and JSON (issue 8)', () => {
+describe('compression of pages, markdown, llms files and JSON', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
   const site = builtSite();
-  // The largest page: the issue's first-agent page is 119 KB of HTML.
+  // The largest page (when this was written, the first-agent page: 119 KB of HTML).
   const page = [...site.pages].sort(
     (a, b) => site.read(`${b.path}/index.html`).length - site.read(`${a.path}/index.html`).length,
   )[0]!;

@@ -114,7 +114,7 @@ describe('errors of the site API', () => {
     ['a 70 kB URL', `GET /api/v1/search?q=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431],
     ['a 70 kB header', `GET /llms.txt HTTP/1.1\r\nHost: x\r\nX-Big: ${'b'.repeat(70_000)}\r\n\r\n`, 431],
   ])(
-    'answers %s with a problem document carrying the headers of every response (spec §4)',
+    'answers %s with a problem document carrying the RateLimit-*, X-API-Version and deprecation-policy Link every response has',
     async (_, bytes, status) => {
       const res = await rawRequest(server.url, bytes);
       expectProblem(res, status, 'invalid_request');
@@ -148,7 +148,7 @@ describe('errors of the site API', () => {
     ],
     ['a path target', 'CONNECT /llms.txt HTTP/1.1\r\nHost: x\r\n\r\n', '/llms.txt'],
   ])(
-    'regression (issue 8): answers CONNECT with %s with a problem document, not a silently closed socket',
+    'answers CONNECT with %s with a problem document, not a silently closed socket',
     async (_, bytes, instance) => {
       const res = await rawRequest(server.url, bytes);
       const problem = expectProblem(res, 400, 'invalid_request');
@@ -161,7 +161,7 @@ describe('errors of the site API', () => {
     },
   );
 
-  it('regression (issue 8): an Expect other than 100-continue is answered as usual, not with a bare 417', async () => {
+  it('answers a request with an Expect other than 100-continue as usual, not with a bare 417', async () => {
     const res = await rawRequest(
       server.url,
       'GET /llms.txt HTTP/1.1\r\nHost: x\r\nExpect: something-else\r\nConnection: close\r\n\r\n',

@@ -19,7 +19,7 @@ function logged(lines: LogLine[], match: (line: LogLine) => boolean): Promise<Lo
   });
 }
 
-describe('request ids and request log lines (issue 8)', () => {
+describe('request ids and request log lines', () => {
   let server: Awaited<ReturnType<typeof startTestServer>>;
   const page = builtSite().pages[0]!.path;
 
@@ -81,7 +81,7 @@ describe('request ids and request log lines (issue 8)', () => {
   });
 });
 
-describe('an upload the client abandons (issue 8)', () => {
+describe('an upload the client abandons', () => {
   let database: TestDatabase;
   let server: Awaited<ReturnType<typeof startTestServer>>;
 

@@ -202,7 +202,7 @@ describe('documentation pages and static files', () => {
       ['text/markdown', 'text/markdown'],
       ['a type the site cannot produce', 'image/png'],
       ['HTML refused', 'text/html;q=0'],
-    ])('answers a problem document, not the HTML page, for %s (spec §7)', async (_, accept) => {
+    ])('answers a problem document, not the HTML page, for %s (HTML not first)', async (_, accept) => {
       const res = await get('/docs/nope', accept);
       const problem = expectProblem(res, 404, 'not_found');
       expect(problem.available_endpoints).toMatchObject({ searchDocumentation: expect.any(String) });

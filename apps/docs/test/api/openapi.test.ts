@@ -103,7 +103,7 @@ describe('OpenAPI description (/openapi.json)', () => {
     expect(validator.schema('StoredRunBundle', { ...CLI_BUNDLE })).not.toEqual([]);
   });
 
-  it('describes both spellings of the bundle a client publishes, and the limits of each field (issue 8)', () => {
+  it('describes both spellings of the bundle a client publishes, and the limits of each field', () => {
     expect(validator.schema('RunBundle', CLI_BUNDLE)).toEqual([]);
     const documented = {
       version: 1,

@@ -194,7 +194,8 @@ describe('properties: hostile input never breaks the server', () => {
             },
           });
           expect([200, 304, 406], `Accept: ${accept}`).toContain(res.status);
-          // The page itself also varies by coding (issue 8); the small 406 document does not.
+          // The page itself also varies by coding (it is sent compressed when the client accepts it); the
+          // small 406 document does not.
           expect(res.headers.vary).toBe(res.status === 406 ? 'Accept' : 'Accept, Accept-Encoding');
           if (res.status === 406) expectWellFormed(res, `Accept: ${accept}`);
         },

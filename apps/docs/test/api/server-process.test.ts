@@ -105,7 +105,7 @@ describe('the docs server as a process', () => {
     copy?.remove();
   });
 
-  it('starts from a path with spaces (issue 8) and logs JSON lines in production', async () => {
+  it('starts from a path with spaces and logs JSON lines in production', async () => {
     expect(copy.entry).toContain(' ');
     const running = await startProcess(copy.entry, { SHARES_ENABLED: 'false' });
     try {
@@ -289,7 +289,7 @@ describe('the docs server as a process', () => {
   });
 });
 
-describe('the main-module check (issue 8)', () => {
+describe('the main-module check', () => {
   it('recognises the entry file when its path has spaces or other characters a URL escapes', () => {
     for (const file of ['/tmp/my docs/server.ts', '/tmp/ä#1/server.ts', '/tmp/100%/server.ts']) {
       expect(isMainModule(pathToFileURL(file).href, file), file).toBe(true);
@@ -299,7 +299,7 @@ describe('the main-module check (issue 8)', () => {
   });
 });
 
-describe('SITE_URL that is not where the server listens (issue 8)', () => {
+describe('SITE_URL that is not where the server listens', () => {
   it('logs a warning at start naming both addresses', async () => {
     const server = await startTestServer({ sharesEnabled: false, siteUrl: 'https://docs.example.com' });
     try {

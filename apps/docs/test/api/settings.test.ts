@@ -24,7 +24,7 @@ function readmeSettings(): Array<{ variable: string; shownDefault: string; effec
   });
 }
 
-describe('settings declared once (issue 8)', () => {
+describe('settings declared once', () => {
   it("the README's settings table lists exactly the declared variables, with their defaults and effects", () => {
     const documented = readmeSettings();
     expect(documented.map((row) => row.variable)).toEqual(SETTINGS.map((setting) => setting.env));

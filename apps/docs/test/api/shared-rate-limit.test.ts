@@ -22,7 +22,10 @@ const LIMIT = 12;
 const PAGE_LIMIT = 30;
 const WINDOW_SECONDS = 60;
 
-/** Issue 12: the request budget per client address holds across docs replicas on PostgreSQL. */
+/**
+ * The request budget is per client address, not per process: docs replicas sharing one PostgreSQL
+ * database count a client's requests together, so adding a replica does not multiply its budget.
+ */
 describe.skipIf(!DATABASE_URL)(
   'rate limit shared by two replicas on one PostgreSQL database (needs DATABASE_URL: PGlite belongs to one process, so there is no second replica to share with)',
   () => {
@@ -257,7 +260,7 @@ describe.skipIf(!DATABASE_URL)(
       await limiter.take(client);
       // The table is held locked, so every read sent stays visible until the lock goes.
       const trx = await admin.transaction();
-      let peeks: Array<Promise<unknown>> = [];
+      let peeks: unknown[] = [];
       try {
         await trx.raw('lock table docs_rate_windows in access exclusive mode');
         peeks = Array.from({ length: 20 }, () => limiter.peek(client));
@@ -278,6 +281,44 @@ describe.skipIf(!DATABASE_URL)(
       expect(states).toHaveLength(20);
       for (const state of states) expect(state).toMatchObject({ allowed: true, remaining: 4 });
       await limiter.close();
+      await db.destroy();
+    });
+
+    it('reserves places ahead for a busy client: later requests answer without a statement, never past the limit', async () => {
+      const db = await openDatabase({ url: scratch.url, poolMax: 4 });
+      const limiter = (reserveAhead: number) =>
+        createSharedRateLimiter({
+          db,
+          logger: memoryLogger().logger,
+          budget: 'api',
+          limit: 40,
+          windowSeconds: 60,
+          reserveAhead,
+          timeoutMs: 30_000,
+        });
+      const [first, second] = [limiter(10), limiter(10)];
+      const client = '203.0.113.70';
+      const count = async () =>
+        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      // Three requests at once: a busy client, so ten places are reserved besides them.
+      const burst = await Promise.all([first.take(client), first.take(client), first.take(client)]);
+      expect(burst.map((state) => state.remaining)).toEqual([39, 38, 37]);
+      expect(await count()).toBe(13);
+      // The next four take reserved places: no statement, the row is unchanged.
+      const local = [];
+      for (let i = 0; i < 4; i++) local.push(await first.take(client));
+      expect(local.map((state) => state.remaining)).toEqual([36, 35, 34, 33]);
+      expect(await count()).toBe(13);
+      // Another replica counts after the reserved places; together both never grant past the limit.
+      const all = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => (i % 2 ? first : second).take(client)),
+      );
+      const granted = [...burst, ...local, ...all].filter((state) => state.allowed);
+      expect(granted.length).toBeLessThanOrEqual(40);
+      // No two grants got the same place.
+      expect(new Set(granted.map((state) => state.remaining)).size).toBe(granted.length);
+      await first.close();
+      await second.close();
       await db.destroy();
     });
 

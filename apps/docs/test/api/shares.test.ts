@@ -240,7 +240,7 @@ describe('POST /api/v1/shares', () => {
       const res = await request(`${server.url}${permalink}`);
       expect(res.status).toBe(200);
       expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
-      // The page is compressed when the client asks for it, so it varies by both (issue 8).
+      // The page is compressed when the client asks for it, so it varies by both.
       expect(res.headers.vary).toBe('Accept, Accept-Encoding');
       expect(res.headers['x-robots-tag']).toBe('noindex');
       expectCommonHeaders(res, 10_000);
@@ -290,7 +290,7 @@ describe('POST /api/v1/shares', () => {
     expect(graph).not.toContain('<script');
   });
 
-  it('compresses the permalink page for a client that accepts brotli or gzip (issue 8)', async () => {
+  it('compresses the permalink page for a client that accepts brotli or gzip', async () => {
     const { id } = (await publish(json(bundle()))).json();
     for (const coding of ['br', 'gzip'] as const) {
       const res = await fetch(`${server.url}/s/${id}`, { headers: { 'Accept-Encoding': coding } });
@@ -312,7 +312,7 @@ describe('POST /api/v1/shares', () => {
         headers: { Accept: 'application/json' },
       });
       expectProblem(problem, 404, 'not_found');
-      // Spec §7: a client that does not rank HTML first gets the problem document too.
+      // Every error is a problem document unless the client ranks HTML first: no Accept and `*/*` get it too.
       for (const headers of [{}, { Accept: '*/*' }] as Record<string, string>[]) {
         const res = await request(`${server.url}/s/${encodeURIComponent(id)}`, { headers });
         expectProblem(res, 404, 'not_found');
@@ -461,7 +461,7 @@ describe('POST /api/v1/shares', () => {
     expect(res.status).toBe(201);
   });
 
-  describe("the platform CLI's run bundle (issue 8)", () => {
+  describe("the platform CLI's run bundle", () => {
     it('accepts it as the CLI sends it and answers with url and id', async () => {
       const res = await publish({
         ...json(cliBundle()),
@@ -583,7 +583,7 @@ describe('POST /api/v1/shares', () => {
     });
   });
 
-  describe('nesting depth (issue 8)', () => {
+  describe('nesting depth', () => {
     it(`refuses a body nested deeper than ${MAX_JSON_DEPTH} levels with 400 invalid_request, storing nothing`, async () => {
       const before = await database.db('run_shares').count({ n: '*' }).first();
       for (const body of [bundleOfDepth(MAX_JSON_DEPTH + 1), bundleOfDepth(5000)]) {
@@ -638,7 +638,7 @@ describe('POST /api/v1/shares', () => {
     });
   });
 
-  it('refuses a "__proto__" key in totals instead of dropping it (issue 8)', async () => {
+  it('refuses a "__proto__" key in totals instead of dropping it', async () => {
     const before = await database.db('run_shares').count({ n: '*' }).first();
     const body = JSON.stringify(bundle()).replace('"totals":{', '"totals":{"__proto__":7,');
     expect(Object.keys(JSON.parse(body).totals)).toContain('__proto__');
@@ -668,7 +668,7 @@ describe('POST /api/v1/shares', () => {
   });
 });
 
-describe('the write budget of publishing (issue 8)', () => {
+describe('the write budget of publishing', () => {
   const windowSeconds = 600;
   let clock = Date.parse('2026-11-22T06:00:00Z');
   let database: TestDatabase;

@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { Agent, request } from 'undici';
 import { doublingBackoffMs } from '../../platform/backoff.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { EventBus } from '../../platform/events/event-bus.ts';
 import type { Logger } from '../../platform/logger.ts';
+import { createOutboundClient, OutboundError } from '../../platform/outbound/index.ts';
 import { VERSION } from '../../platform/version.ts';
 import { createWorkLoop } from '../../platform/work-loop.ts';
 import { type ExecutionWaiting, isTerminal } from '../executions/index.ts';
@@ -66,7 +66,12 @@ export interface CallbackDelivererDeps {
 export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
   const { db, clock, log, settings, replicaId } = deps;
   // Agents are trusted and live on private networks (as for executions): no address filtering.
-  const dispatcher = new Agent({ keepAliveTimeout: 10_000, connections: 16 });
+  const client = createOutboundClient({
+    addresses: 'any',
+    keepAliveMs: 10_000,
+    connections: 16,
+    connectTimeoutMs: 10_000,
+  });
   let started = false;
   let stopped = false;
   let unsubscribe: (() => void) | undefined;
@@ -90,29 +95,33 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
     };
     const key = deps.apiKey?.();
     if (key) headers['x-api-key'] = key;
+    let statusCode: number;
     try {
-      const response = await request(delivery.callbackUrl as string, {
+      const response = await client.request(delivery.callbackUrl as string, {
         method: 'POST',
         headers,
         body,
-        dispatcher,
-        signal: AbortSignal.timeout(settings.callbackTimeoutMs),
+        timeoutMs: settings.callbackTimeoutMs,
+        // The answer's body means nothing here; up to this much is read so the connection can be reused.
+        maxBodyBytes: 64 * 1024,
+        overLimit: 'truncate',
       });
-      // The answer's body means nothing here; it is read away so the connection can be reused.
-      await response.body.dump({ limit: 64 * 1024 }).catch(() => {});
-      const code = response.statusCode;
-      return {
-        statusCode: code,
-        error: code >= 200 && code < 300 ? null : `the agent answered ${code}`,
-      };
+      statusCode = response.status;
     } catch (error) {
-      const e = error as { code?: string; cause?: { code?: string }; name?: string; message?: string };
-      const reason =
-        e.name === 'TimeoutError' || e.name === 'AbortError'
-          ? `timed out after ${settings.callbackTimeoutMs} ms`
-          : (e.code ?? e.cause?.code ?? e.message ?? String(error));
-      return { statusCode: null, error: `could not deliver to ${delivery.callbackUrl}: ${reason}` };
+      if (error instanceof OutboundError && error.status !== null) {
+        // The agent answered; only reading the meaningless body failed.
+        statusCode = error.status;
+      } else {
+        // A timeout says how long was waited; other failures are named by their socket code.
+        const reason =
+          error instanceof OutboundError ? (error.code ?? error.message) : (error as Error).message;
+        return { statusCode: null, error: `could not deliver to ${delivery.callbackUrl}: ${reason}` };
+      }
     }
+    return {
+      statusCode,
+      error: statusCode >= 200 && statusCode < 300 ? null : `the agent answered ${statusCode}`,
+    };
   }
 
   async function attempt(delivery: ApprovalRequest): Promise<void> {
@@ -253,7 +262,7 @@ export function createCallbackDeliverer(deps: CallbackDelivererDeps) {
       stopped = true;
       unsubscribe?.();
       await loop.stop();
-      await dispatcher.destroy().catch(() => {});
+      await client.destroy();
     },
 
     /** Call after a transaction that made a delivery due committed: wakes deliverers here and elsewhere. */

@@ -1,5 +1,5 @@
 import { jsonTextDepth, MAX_JSON_DEPTH } from '@switchyard/shared';
-import { Agent, request, errors as undiciErrors } from 'undici';
+import { createOutboundClient, OutboundError } from '../../platform/outbound/index.ts';
 import { agentUrl } from '../nodes/index.ts';
 
 /** The headers of spec §1 the control plane sets when it calls an agent. */
@@ -47,19 +47,13 @@ export type AgentAnswer =
 /** An agent's answer larger than this is refused: results live in a jsonb column and in memory. */
 export const MAX_RESULT_BYTES = 10 * 1024 * 1024;
 
-// Errors that mean the request never reached the agent's application.
-const NOT_SENT = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
+/** Most of a cancel's answer read: only its status matters. */
+const CANCEL_BODY_BYTES = 128 * 1024;
 
-function codeOf(error: unknown): string {
-  const e = error as { code?: string; cause?: { code?: string }; name?: string; message?: string };
-  return e.code ?? e.cause?.code ?? e.name ?? String(e.message ?? error);
+/** A failed call in a word: its socket code (ECONNREFUSED…), else what went wrong. */
+function describe(error: unknown): string {
+  if (error instanceof OutboundError) return error.code ?? error.message;
+  return (error as Error).message ?? String(error);
 }
 
 function parseBody(text: string): unknown {
@@ -72,20 +66,19 @@ function parseBody(text: string): unknown {
 }
 
 /**
- * Calls agents over HTTP (wire notes, "Control plane → agent"). One undici Agent keeps a pool of
- * keep-alive connections per agent origin; it has no header or body timeout of its own because
- * the async lane has no execution time limit: callers bound a call with an AbortSignal instead
- * (the sync timeout, or a cancel). undici rather than fetch: no WHATWG Request/Response and
- * stream layer per call on the hottest path of the product.
+ * Calls agents over HTTP (wire notes, "Control plane → agent") with one outbound client, which
+ * keeps a pool of keep-alive connections per agent origin. A call has no timeout of its own
+ * because the async lane has no execution time limit: callers bound a call with an AbortSignal
+ * instead (the sync timeout, or a cancel). Agents are trusted and live on private networks: no
+ * address filtering.
  */
 export function createAgentClient(options: { apiKey?: () => string | undefined; connections?: number } = {}) {
   // Read per call: a config reload may change the key (api.auth.api_key is live).
   const apiKey = () => options.apiKey?.() || undefined;
-  const dispatcher = new Agent({
-    headersTimeout: 0,
-    bodyTimeout: 0,
-    connectTimeout: 10_000,
-    keepAliveTimeout: 10_000,
+  const client = createOutboundClient({
+    addresses: 'any',
+    connectTimeoutMs: 10_000,
+    keepAliveMs: 10_000,
     connections: options.connections ?? 256,
   });
 
@@ -105,20 +98,6 @@ export function createAgentClient(options: { apiKey?: () => string | undefined; 
     return headers;
   }
 
-  async function readText(body: AsyncIterable<Buffer> & { destroy?: () => void }): Promise<string> {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body) {
-      size += chunk.length;
-      if (size > MAX_RESULT_BYTES) {
-        body.destroy?.();
-        throw new RangeError(`the agent's answer exceeds ${MAX_RESULT_BYTES} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    return Buffer.concat(chunks).toString('utf8');
-  }
-
   return {
     /** `POST {base_url}/reasoners/{name}` or `/skills/{name}` with the raw input as the body. */
     async call(
@@ -130,36 +109,41 @@ export function createAgentClient(options: { apiKey?: () => string | undefined; 
       signal?: AbortSignal,
     ): Promise<AgentAnswer> {
       const url = agentUrl(baseUrl, type === 'skill' ? 'skills' : 'reasoners', functionName);
-      let response: Awaited<ReturnType<typeof request>>;
+      let response: { status: number; body: Buffer };
       try {
-        response = await request(url, {
+        response = await client.request(url, {
           method: 'POST',
           headers: headersFor(context),
           body: JSON.stringify(input),
-          dispatcher,
           signal,
+          maxBodyBytes: MAX_RESULT_BYTES,
+          overLimit: 'fail',
         });
       } catch (error) {
-        const code = codeOf(error);
-        if (NOT_SENT.has(code))
-          return { kind: 'unreachable', error: `cannot reach the agent at ${url}: ${code}` };
-        if (error instanceof undiciErrors.RequestAbortedError || signal?.aborted) {
+        if (!(error instanceof OutboundError)) throw error;
+        if (error.kind === 'too_large') {
+          return {
+            kind: 'error',
+            status: error.status as number,
+            error: `the agent's answer exceeds ${MAX_RESULT_BYTES} bytes`,
+            details: null,
+          };
+        }
+        if (error.status !== null) {
+          return { kind: 'lost', error: `the agent's answer was cut off (${describe(error)})` };
+        }
+        if (error.kind === 'not_sent')
+          return { kind: 'unreachable', error: `cannot reach the agent at ${url}: ${describe(error)}` };
+        if (error.kind === 'aborted') {
           return { kind: 'lost', error: 'the call was abandoned before the agent answered' };
         }
         return {
           kind: 'lost',
-          error: `the agent at ${url} closed the connection without answering (${code})`,
+          error: `the agent at ${url} closed the connection without answering (${describe(error)})`,
         };
       }
-      let text: string;
-      try {
-        text = await readText(response.body);
-      } catch (error) {
-        if (error instanceof RangeError)
-          return { kind: 'error', status: response.statusCode, error: error.message, details: null };
-        return { kind: 'lost', error: `the agent's answer was cut off (${codeOf(error)})` };
-      }
-      const status = response.statusCode;
+      const text = response.body.toString('utf8');
+      const { status } = response;
       if (status === 202) return { kind: 'accepted' };
       // Deeper JSON parses, but overflows the stack of whatever walks it next (storage checks).
       const depth = jsonTextDepth(text);
@@ -194,27 +178,27 @@ export function createAgentClient(options: { apiKey?: () => string | undefined; 
       const url = agentUrl(baseUrl, '_internal', 'executions', executionId, 'cancel');
       const key = apiKey();
       try {
-        const response = await request(url, {
+        const response = await client.request(url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
             ...(key ? { 'x-api-key': key } : {}),
           },
           body: JSON.stringify({ execution_id: executionId }),
-          dispatcher,
-          signal: AbortSignal.timeout(5_000),
+          timeoutMs: 5_000,
+          maxBodyBytes: CANCEL_BODY_BYTES,
+          overLimit: 'truncate',
         });
-        await response.body.dump();
-        const ok = response.statusCode >= 200 && response.statusCode < 300;
-        return { delivered: ok, error: ok ? null : `the agent answered ${response.statusCode}` };
+        const ok = response.status >= 200 && response.status < 300;
+        return { delivered: ok, error: ok ? null : `the agent answered ${response.status}` };
       } catch (error) {
-        return { delivered: false, error: codeOf(error) };
+        return { delivered: false, error: describe(error) };
       }
     },
 
     /** Ends every connection at once, failing the calls still open. */
     destroy(): Promise<void> {
-      return dispatcher.destroy().catch(() => {});
+      return client.destroy();
     },
   };
 }

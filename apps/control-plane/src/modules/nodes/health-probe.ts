@@ -1,3 +1,5 @@
+import { OutboundError } from '../../platform/outbound/index.ts';
+import { nodeAgentCalls } from './agent-calls.ts';
 import { agentUrl } from './agent-urls.ts';
 
 /** The outcome of one `GET {base_url}/health`. */
@@ -18,19 +20,21 @@ const BODY_LIMIT = 64 * 1024;
  * Probes `GET {base_url}/health` over HTTP: healthy is a 2xx answer within the timeout. A JSON
  * body whose `status` says `unhealthy` or `error` also counts as a failure, for agents that answer
  * 200 and report trouble in the body. Redirects are not followed (a health endpoint that moves is
- * a misconfiguration worth seeing).
+ * a misconfiguration worth seeing): the outbound client never follows one.
  */
 export const httpHealthProbe: HealthProbe = async (baseUrl, timeoutMs) => {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
   try {
     const url = agentUrl(baseUrl, 'health');
-    const response = await fetch(url, {
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
+    const response = await nodeAgentCalls.request(url, {
+      method: 'GET',
       headers: { accept: 'application/json' },
+      timeoutMs,
+      maxBodyBytes: BODY_LIMIT,
+      overLimit: 'truncate',
     });
-    const text = await readLimited(response);
+    const text = response.body.toString('utf8');
     if (response.status < 200 || response.status > 299) {
       return {
         ok: false,
@@ -50,32 +54,13 @@ export const httpHealthProbe: HealthProbe = async (baseUrl, timeoutMs) => {
     }
     return { ok: true, statusCode: response.status, error: null, durationMs: elapsed() };
   } catch (error) {
-    const name = (error as Error).name;
     const message =
-      name === 'TimeoutError' || name === 'AbortError'
+      error instanceof OutboundError && error.kind === 'timeout'
         ? `no answer within ${timeoutMs} ms`
-        : describeFetchError(error);
+        : describeFailure(error);
     return { ok: false, statusCode: null, error: message, durationMs: elapsed() };
   }
 };
-
-async function readLimited(response: Response): Promise<string> {
-  if (!response.body) return '';
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.length;
-    if (size > BODY_LIMIT) {
-      await reader.cancel();
-      break;
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 function reportedStatus(text: string): string | undefined {
   try {
@@ -86,9 +71,10 @@ function reportedStatus(text: string): string | undefined {
   }
 }
 
-// undici wraps the socket error (ECONNREFUSED, ENOTFOUND) in `cause`; that is the useful part.
-function describeFetchError(error: unknown): string {
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  if (cause?.code) return `${cause.code}${cause.message ? `: ${cause.message}` : ''}`;
-  return (error as Error).message || 'request failed';
+/** The socket's code (ECONNREFUSED, ENOTFOUND) and its message; that is the useful part. */
+function describeFailure(error: unknown): string {
+  const code = error instanceof OutboundError ? error.code : undefined;
+  const message = (error as Error).message;
+  if (code) return `${code}${message ? `: ${message}` : ''}`;
+  return message || 'request failed';
 }

@@ -1,3 +1,5 @@
+import { OutboundError } from '../../platform/outbound/index.ts';
+import { nodeAgentCalls } from './agent-calls.ts';
 import { agentUrl } from './agent-urls.ts';
 import type { NodeRuntime } from './runtime.ts';
 import type { NodeInstanceRecord } from './schemas.ts';
@@ -44,21 +46,23 @@ export async function requestRestart(
   if (options.apiKey) headers['x-api-key'] = options.apiKey;
   let status: number;
   try {
-    const response = await fetch(agentUrl(instance.baseUrl, '_internal', 'restart'), {
+    // A redirect is not an answer (the outbound client never follows one): following it could
+    // send the API key elsewhere.
+    const response = await nodeAgentCalls.request(agentUrl(instance.baseUrl, '_internal', 'restart'), {
       method: 'POST',
       headers,
       body: JSON.stringify({ node_id: instance.nodeId, version: instance.version, reason: options.reason }),
-      signal: AbortSignal.timeout(timeoutMs),
-      // A redirect is not an answer: following it could send the API key elsewhere.
-      redirect: 'manual',
+      timeoutMs,
+      // Only the status matters: the body is not read.
+      maxBodyBytes: 0,
+      overLimit: 'truncate',
     });
     status = response.status;
-    await response.body?.cancel().catch(() => undefined);
   } catch (error) {
-    const name = (error as Error).name;
-    if (name === 'TimeoutError' || name === 'AbortError') return { kind: 'timeout', timeoutMs };
-    const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-    return { kind: 'failed', status: null, error: cause?.code ?? cause?.message ?? (error as Error).message };
+    if (!(error instanceof OutboundError)) throw error;
+    if (error.status !== null) status = error.status;
+    else if (error.kind === 'timeout') return { kind: 'timeout', timeoutMs };
+    else return { kind: 'failed', status: null, error: error.code ?? error.message };
   }
   if (UNSUPPORTED.has(status)) return { kind: 'unsupported', status };
   if (status < 200 || status > 299) return { kind: 'failed', status, error: `the agent answered ${status}` };

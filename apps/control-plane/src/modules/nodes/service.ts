@@ -1,6 +1,8 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Clock } from '../../platform/clock.ts';
+import { OutboundError } from '../../platform/outbound/index.ts';
+import { nodeAgentCalls } from './agent-calls.ts';
 import { agentUrl } from './agent-urls.ts';
 import { checkFunctionSchemas } from './function-schemas.ts';
 import type { HealthMonitor } from './health-monitor.ts';
@@ -47,22 +49,26 @@ export type ShutdownNotifier = (
 ) => Promise<{ delivered: boolean; error: string | null }>;
 
 export const httpShutdownNotifier: ShutdownNotifier = async (instance, body, timeoutMs) => {
+  let status: number;
   try {
-    const response = await fetch(agentUrl(instance.baseUrl, '_internal', 'shutdown'), {
+    const response = await nodeAgentCalls.request(agentUrl(instance.baseUrl, '_internal', 'shutdown'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(body),
-      signal: AbortSignal.timeout(timeoutMs),
-      redirect: 'manual',
+      timeoutMs,
+      // Only the status matters; the body is read (up to this much) so the connection can be reused.
+      maxBodyBytes: 64 * 1024,
+      overLimit: 'truncate',
     });
-    await response.arrayBuffer().catch(() => undefined);
-    return response.ok
-      ? { delivered: true, error: null }
-      : { delivered: false, error: `agent answered ${response.status}` };
+    status = response.status;
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause;
-    return { delivered: false, error: cause?.code ?? (error as Error).message };
+    if (!(error instanceof OutboundError)) throw error;
+    if (error.status === null) return { delivered: false, error: error.code ?? error.message };
+    status = error.status;
   }
+  return status >= 200 && status < 300
+    ? { delivered: true, error: null }
+    : { delivered: false, error: `agent answered ${status}` };
 };
 
 export interface NodeServiceDeps {

@@ -1,5 +1,5 @@
 import { VERSION } from '../../platform/version.ts';
-import { createDeliveryAgents, type SendResult, send, signature } from '../webhooks/index.ts';
+import { createDeliveryClient, type SendResult, send, signature } from '../webhooks/index.ts';
 import type { CollectorSettings, ForwardedEvent } from './repository.ts';
 
 /** Names the control plane in every batch (`source.service`) and in User-Agent. */
@@ -58,7 +58,7 @@ export interface CollectorClient {
 }
 
 /**
- * Uses the webhooks' delivery agents: unless private networks are allowed they refuse, at connect
+ * Uses the webhooks' delivery client: unless private networks are allowed it refuses, at connect
  * time, any address the URL check would refuse (a name re-pointed at 127.0.0.1 later included).
  */
 export function createCollectorClient(options: {
@@ -66,17 +66,17 @@ export function createCollectorClient(options: {
   timeoutMs: number;
   replicaId: string;
 }): CollectorClient {
-  const agents = createDeliveryAgents(options.allowPrivateNetworks);
+  const client = createDeliveryClient(options.allowPrivateNetworks);
   return {
     post(batch, collector, at) {
       const request = batchRequest(batch, collector, { replicaId: options.replicaId, at });
       return send(
         { url: collector.url, headers: request.headers, body: request.body },
-        { timeoutMs: options.timeoutMs, agents },
+        { timeoutMs: options.timeoutMs, client },
       );
     },
     destroy() {
-      agents.destroy();
+      void client.destroy();
     },
   };
 }

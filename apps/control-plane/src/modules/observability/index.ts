@@ -9,4 +9,9 @@ export {
 } from './forwarder.ts';
 export { observabilityOpenApi } from './openapi.ts';
 export { observabilityRouter } from './routes.ts';
+export {
+  createObservabilityService,
+  type ObservabilityService,
+  type ObservabilityServiceDeps,
+} from './service.ts';
 export { type ObservabilitySettings, observabilitySettings } from './settings.ts';

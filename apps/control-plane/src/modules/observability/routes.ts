@@ -1,7 +1,8 @@
 import Router from '@koa/router';
+import type { Clock } from '../../platform/clock.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import { CollectorSettingsBodySchema, DlqQuerySchema, RedriveBodySchema } from './schemas.ts';
-import { createObservabilityService, type ObservabilityServiceDeps } from './service.ts';
+import type { ObservabilityService } from './service.ts';
 import { parkedView, redriveView, settingsView, statusView } from './views.ts';
 
 /**
@@ -16,8 +17,8 @@ const PREFIX = '/api/v1/settings/observability-webhook';
  * The observability forwarder's API: its settings (where events go), its status, the dead-letter
  * queue of batches the collector never took, and their redrive. Answers are never cached.
  */
-export function observabilityRouter(deps: ObservabilityServiceDeps): Router {
-  const service = createObservabilityService(deps);
+export function observabilityRouter(deps: { service: ObservabilityService; clock: Clock }): Router {
+  const { service } = deps;
   const router = new Router();
   router.use(async (ctx, next) => {
     await next();

@@ -1,6 +1,7 @@
 import { DOCS_URL_ENV, ProblemError } from '@switchyard/shared';
+import { createOutboundClient } from '../../platform/outbound/index.ts';
 import { VERSION } from '../../platform/version.ts';
-import { createDeliveryAgents, send } from '../webhooks/index.ts';
+import { send } from '../webhooks/index.ts';
 import type { RunBundle } from './run-bundle.ts';
 
 /** Where the docs site put a published run. */
@@ -45,13 +46,15 @@ function unavailable(detail: string, extensions: Record<string, unknown>): Probl
  * POSTs bundles to `{docsUrl}/api/v1/shares` with the webhooks' delivery code: a timeout over the
  * whole exchange, no redirects followed, at most 16 KB of the answer read. The docs site is the
  * operator's own (often on a private network or loopback), so its address is not filtered.
- * Sharing is a person's click, not a stream: each publish has its own connection, closed after
- * it, so nothing is left open between shares (or keeps a stopping server waiting).
+ * Sharing is a person's click, not a stream: keep-alive is off, so each publish has its own
+ * connection, closed after it, and nothing is left open between shares (or keeps a stopping
+ * server waiting).
  */
 export function createDocsSiteClient(options: {
   docsUrl: () => string | undefined;
   timeoutMs: number;
 }): DocsSiteClient {
+  const client = createOutboundClient({ addresses: 'any', keepAliveMs: 0 });
   return {
     async publish(bundle) {
       const base = options.docsUrl();
@@ -65,7 +68,6 @@ export function createDocsSiteClient(options: {
         );
       }
       const url = `${base}/api/v1/shares`;
-      const agents = createDeliveryAgents(true);
       const sent = await send(
         {
           url,
@@ -76,8 +78,8 @@ export function createDocsSiteClient(options: {
           },
           body: JSON.stringify(bundle),
         },
-        { timeoutMs: options.timeoutMs, agents },
-      ).finally(() => agents.destroy());
+        { timeoutMs: options.timeoutMs, client },
+      );
       if (sent.statusCode === null) {
         throw unavailable(`The docs site at ${base} could not be reached: ${sent.error}.`, {
           url,

@@ -6,7 +6,7 @@ import type { EventBus } from '../../platform/events/index.ts';
 import { createIdleSignal } from '../../platform/idle-signal.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { createWorkLoop } from '../../platform/work-loop.ts';
-import { createDeliveryAgents, send } from './http-delivery.ts';
+import { createDeliveryClient, send } from './http-delivery.ts';
 import { createWebhookMetrics } from './metrics.ts';
 import {
   type AttemptOutcome,
@@ -81,7 +81,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
   const { db, events, log, settings, replicaId } = deps;
   const clock = deps.clock ?? systemClock;
   const metrics = deps.metrics ? createWebhookMetrics(deps.metrics, db) : undefined;
-  const agents = createDeliveryAgents(settings.webhookAllowPrivateNetworks);
+  const client = createDeliveryClient(settings.webhookAllowPrivateNetworks);
 
   const queue: Delivery[] = [];
   /** Ids queued or in flight here: a row re-claimed while still held is not queued twice. */
@@ -184,7 +184,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
     const request = attemptRequest(delivery, new Date(startedAt));
     const result = await send(
       { url: delivery.url, headers: request.headers, body: request.body },
-      { timeoutMs: settings.webhookTimeoutMs, agents },
+      { timeoutMs: settings.webhookTimeoutMs, client },
     );
     const number = delivery.attempts + 1;
     const now = clock.now();
@@ -261,7 +261,7 @@ export function createWebhookDispatcher(deps: WebhookDispatcherDeps): WebhookDis
       }
       // Attempts in flight end within the timeout; their outcome is recorded before the database closes.
       await idleSignal.wait();
-      agents.destroy();
+      await client.destroy();
     },
 
     wake() {

@@ -1,40 +1,29 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { StringDecoder } from 'node:string_decoder';
-import { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } from 'request-filtering-agent';
+import { createOutboundClient, type OutboundClient, OutboundError } from '../../platform/outbound/index.ts';
 
 /*
- * The HTTP side of a delivery attempt, on node:http/https rather than undici or fetch:
- * - request-filtering-agent is an http.Agent, and it checks the address every connection really
+ * The HTTP side of a delivery attempt (execution webhooks, and the observability collector and
+ * docs site, which deliver the same way) over the platform's outbound client:
+ * - unless private networks are allowed, the client checks the address every connection really
  *   goes to (after DNS, so a name re-pointed at 127.0.0.1 after submission is refused: DNS
- *   rebinding). fetch takes no http.Agent, and undici would need the same check rewritten by hand.
- * - node:http never follows redirects, and the spec counts only a 2xx as delivered.
- * - Reading the answer is ours to stop after 16 KB, without buffering whatever a receiver sends.
+ *   rebinding);
+ * - redirects are never followed, and the spec counts only a 2xx as delivered;
+ * - at most 16 KB of the answer is read, without buffering whatever a receiver sends.
  */
 
 /** Spec §8: at most this much of a receiver's answer is kept per attempt. */
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 
-/** The agents of one dispatcher: keep-alive, and filtering unless private networks are allowed. */
-export interface DeliveryAgents {
-  http: HttpAgent;
-  https: HttpsAgent;
-  destroy(): void;
-}
+/** Idle keep-alive connections to a receiver are kept this long for its next delivery. */
+const KEEP_ALIVE_MS = 10_000;
 
-export function createDeliveryAgents(allowPrivateNetworks: boolean): DeliveryAgents {
-  const options = { keepAlive: true };
-  const http = allowPrivateNetworks ? new HttpAgent(options) : new RequestFilteringHttpAgent(options);
-  const https = allowPrivateNetworks ? new HttpsAgent(options) : new RequestFilteringHttpsAgent(options);
-  return {
-    http,
-    https,
-    destroy() {
-      http.destroy();
-      https.destroy();
-    },
-  };
+/** The client a dispatcher delivers with: keep-alive, and public addresses only unless private networks are allowed. */
+export function createDeliveryClient(allowPrivateNetworks: boolean): OutboundClient {
+  return createOutboundClient({
+    addresses: allowPrivateNetworks ? 'any' : 'public',
+    keepAliveMs: KEEP_ALIVE_MS,
+  });
 }
 
 /** What one attempt came to: a status code (any, 2xx or not) or a transport error. */
@@ -47,36 +36,13 @@ export interface SendResult {
 }
 
 /**
- * Reads at most `limit` bytes of the answer. Whole UTF-8 characters only (StringDecoder holds back
- * a character cut at the limit), and NUL becomes U+FFFD: PostgreSQL text cannot hold NUL.
+ * The kept part of an answer as text: whole UTF-8 characters only (a character cut at the limit
+ * is held back), and NUL becomes U+FFFD: PostgreSQL text cannot hold NUL.
  */
-function readCapped(response: IncomingMessage, limit: number): Promise<string> {
-  return new Promise((done, fail) => {
-    const decoder = new StringDecoder('utf8');
-    let text = '';
-    let bytes = 0;
-    const finish = () => done(text.replaceAll('\u0000', '\uFFFD'));
-    response.on('data', (chunk: Buffer) => {
-      const room = limit - bytes;
-      if (room <= 0) return;
-      const part = chunk.length > room ? chunk.subarray(0, room) : chunk;
-      bytes += part.length;
-      text += decoder.write(part);
-      if (bytes >= limit) {
-        // The rest is not needed and could be endless; the status already says how it went.
-        response.removeAllListeners('data');
-        response.destroy();
-        finish();
-      }
-    });
-    response.on('end', () => {
-      text += decoder.end();
-      finish();
-    });
-    response.on('error', fail);
-    // After 'end' this changes nothing (the promise is settled); before it, the answer was cut.
-    response.on('close', () => fail(new Error('the receiver closed the connection mid-answer')));
-  });
+function textOf(body: Buffer, truncated: boolean): string {
+  const decoder = new StringDecoder('utf8');
+  const text = decoder.write(body) + (truncated ? '' : decoder.end());
+  return text.replaceAll('\u0000', '\uFFFD');
 }
 
 /** A transport error as one line for the attempt record. */
@@ -90,61 +56,57 @@ function describe(error: unknown): string {
  * POSTs `body` to `url` with `headers`, within `timeoutMs` for the whole exchange (connect, send,
  * answer head and the kept part of the body). Never throws: a failure is a result.
  */
-export function send(
+export async function send(
   target: { url: string; headers: Record<string, string>; body: string },
-  options: { timeoutMs: number; agents: DeliveryAgents },
+  options: { timeoutMs: number; client: OutboundClient },
 ): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round((performance.now() - started) * 1000) / 1000;
-  return new Promise((done) => {
-    let settled = false;
-    let statusCode: number | null = null;
-    const settle = (result: Omit<SendResult, 'durationMs'>) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      done({ ...result, durationMs: elapsed() });
+  try {
+    new URL(target.url);
+  } catch {
+    return {
+      statusCode: null,
+      error: `not a valid URL: ${target.url}`,
+      responseBody: null,
+      durationMs: elapsed(),
     };
-    let url: URL;
-    try {
-      url = new URL(target.url);
-    } catch {
-      settle({ statusCode: null, error: `not a valid URL: ${target.url}`, responseBody: null });
-      return;
-    }
-    const secure = url.protocol === 'https:';
-    const request = (secure ? httpsRequest : httpRequest)(url, {
+  }
+  try {
+    const answer = await options.client.request(target.url, {
       method: 'POST',
-      agent: secure ? options.agents.https : options.agents.http,
-      headers: { ...target.headers, 'Content-Length': String(Buffer.byteLength(target.body)) },
+      headers: target.headers,
+      body: target.body,
+      timeoutMs: options.timeoutMs,
+      maxBodyBytes: RESPONSE_BODY_LIMIT,
+      overLimit: 'truncate',
     });
-    const timer = setTimeout(() => {
-      const error = new Error(`timed out after ${options.timeoutMs} ms`);
-      request.destroy(error);
-      settle({ statusCode, error: error.message, responseBody: null });
-    }, options.timeoutMs);
-    request.on('error', (error) => {
-      // Once the answer has begun, readCapped reports how it ends (destroying the answer after
-      // 16 KB makes the request emit an error too, which must not replace the outcome).
-      if (statusCode === null) settle({ statusCode, error: describe(error), responseBody: null });
-    });
-    request.on('response', (response) => {
-      statusCode = response.statusCode ?? null;
-      readCapped(response, RESPONSE_BODY_LIMIT).then(
-        (responseBody) => {
-          const code = response.statusCode ?? 0;
-          let error: string | null = null;
-          if (code >= 300 && code < 400) {
-            const location = response.headers.location;
-            error = `redirect (${code}${location ? ` to ${location.slice(0, 500)}` : ''}) not followed; webhooks must answer 2xx`;
-          } else if (code < 200 || code >= 300) {
-            error = `the receiver answered ${code}`;
-          }
-          settle({ statusCode, error, responseBody });
-        },
-        (error) => settle({ statusCode, error: describe(error), responseBody: null }),
-      );
-    });
-    request.end(target.body);
-  });
+    const code = answer.status;
+    let error: string | null = null;
+    if (code >= 300 && code < 400) {
+      const location = answer.headers.location;
+      const to = typeof location === 'string' ? location : undefined;
+      error = `redirect (${code}${to ? ` to ${to.slice(0, 500)}` : ''}) not followed; webhooks must answer 2xx`;
+    } else if (code < 200 || code >= 300) {
+      error = `the receiver answered ${code}`;
+    }
+    return {
+      statusCode: code,
+      error,
+      responseBody: textOf(answer.body, answer.truncated),
+      durationMs: elapsed(),
+    };
+  } catch (error) {
+    if (!(error instanceof OutboundError)) {
+      // The client fails with OutboundErrors only; anything else still ends just this attempt.
+      return { statusCode: null, error: describe(error), responseBody: null, durationMs: elapsed() };
+    }
+    const message =
+      error.kind === 'cut_off'
+        ? 'the receiver closed the connection mid-answer'
+        : error.kind === 'timeout'
+          ? error.message
+          : describe(error);
+    return { statusCode: error.status, error: message, responseBody: null, durationMs: elapsed() };
+  }
 }

@@ -11,7 +11,7 @@ export {
   type WebhookDispatcher,
   type WebhookDispatcherDeps,
 } from './dispatcher.ts';
-export { createDeliveryAgents, type DeliveryAgents, type SendResult, send } from './http-delivery.ts';
+export { createDeliveryClient, type SendResult, send } from './http-delivery.ts';
 export { webhooksOpenApi } from './openapi.ts';
 export type { WebhookEvent } from './repository.ts';
 export { webhooksRouter } from './routes.ts';

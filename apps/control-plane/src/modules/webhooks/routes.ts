@@ -1,15 +1,15 @@
 import Router from '@koa/router';
 import { parseWith } from '../../platform/http/request-body.ts';
 import { DeadLetterQuerySchema, encodeCursor, executionIdOf } from './schemas.ts';
-import { createWebhookService, type WebhookServiceDeps } from './service.ts';
+import type { WebhookService } from './service.ts';
 import { attemptView, deliveryView } from './views.ts';
 
 /**
  * The operator's webhook API: delivery history and manual retry per execution
  * (/api/ui/v1/executions/{id}/webhook/...), and the dead-letter queue (/api/ui/v1/webhooks/...).
  */
-export function webhooksRouter(deps: WebhookServiceDeps): Router {
-  const service = createWebhookService(deps);
+export function webhooksRouter(deps: { service: WebhookService }): Router {
+  const { service } = deps;
   const router = new Router();
 
   router.post('/api/ui/v1/executions/:execution_id/webhook/retry', async (ctx) => {

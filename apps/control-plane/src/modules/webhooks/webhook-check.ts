@@ -1,8 +1,8 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { validateHeaderName, validateHeaderValue } from 'node:http';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { findUnstorable } from '../../platform/json-storable.ts';
+import { nonPublicReason } from '../../platform/outbound/index.ts';
 import type { WebhookSettings } from './settings.ts';
 
 /** Where execution outcomes are POSTed, as registered with an async execute request (spec §2). */
@@ -57,22 +57,6 @@ export type HostLookup = (hostname: string) => Promise<string[]>;
 
 const systemLookup: HostLookup = async (hostname) =>
   (await dnsLookup(hostname, { all: true, verbatim: true })).map((entry) => entry.address);
-
-/**
- * Why an address may not receive webhooks, or undefined when it may. The rule is the one
- * request-filtering-agent applies when the delivery connects (only ipaddr.js's `unicast` range is
- * public), so what passes here is not refused later for a reason the caller was never told.
- */
-export function nonPublicReason(address: string): string | undefined {
-  const parsed = ipaddr.parse(address);
-  const range = parsed.range();
-  if (range === 'unicast') return undefined;
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) {
-    const inner = (parsed as ipaddr.IPv6).toIPv4Address();
-    return `an IPv4-mapped IPv6 address (${inner.toString()}, ${inner.range()})`;
-  }
-  return `a ${range} address`;
-}
 
 const plainObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -148,7 +132,11 @@ function within<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   ]);
 }
 
-/** Why the URL's host may not receive webhooks, or undefined when every address it has is public. */
+/**
+ * Why the URL's host may not receive webhooks, or undefined when every address it has is public.
+ * The rule is the one the outbound client applies when the delivery connects, so what passes
+ * here is not refused later for a reason the caller was never told.
+ */
 async function checkHost(url: URL, lookup: HostLookup): Promise<string | undefined> {
   // WHATWG URL parsing already turned 2130706433 and 0x7f.1 into 127.0.0.1; IPv6 keeps brackets.
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
