@@ -16,7 +16,8 @@
 // on that server and dropped afterwards), BENCH_ROUNDS (4), BENCH_DURATION seconds per run (5),
 // BENCH_CONNECTIONS (10), BENCH_LOG_LEVEL (silent: the control plane's log level, e.g. info to
 // count its request log; lines go to stdout), BENCH_PROFILE=1 (the SQL statements each side ran
-// per call, at one connection), BENCH_CPU_PROFILE=<file> (a .cpuprofile of this process's
+// per call, at one connection), BENCH_SERVER=<path of another checkout's
+// apps/control-plane/src/server.ts> (measure that version instead), BENCH_CPU_PROFILE=<file> (a .cpuprofile of this process's
 // thread during the first round's sync run at BENCH_CONNECTIONS, to open in Chrome DevTools).
 // The agent is a child process (plain node:http); the load generator runs in a worker thread
 // (autocannon `workers: 1`), so neither shares the servers' event loop.
@@ -65,7 +66,9 @@ async function main() {
   const { default: autocannon } = await import('autocannon');
   const { Agent, request } = await import('undici');
   const { default: pg } = await import('pg');
-  const { startServer } = await import('../../apps/control-plane/src/server.ts');
+  // BENCH_SERVER measures another checkout's control plane (its src/server.ts) against the same
+  // reference: the way to compare two versions on a machine whose load changes from run to run.
+  const { startServer } = await import(process.env.BENCH_SERVER ?? '../../apps/control-plane/src/server.ts');
   const { createScratchDatabase } = await import('@switchyard/shared/db');
   const { newId } = await import('@switchyard/shared');
 
@@ -373,6 +376,7 @@ load average ${loadBefore.toFixed(1)} before, ${loadavg()[0].toFixed(1)} after
 ${lines.join('\n')}
 | median | ${Math.round(median(rounds.map((r) => r.reference.rps)))} | ${Math.round(median(rounds.map((r) => r.sync.rps)))} | ${f(ratio)} | ${f(median(rounds.map((r) => r.reference1.mean)))} | ${f(median(rounds.map((r) => r.sync1.mean)))} | ${f(difference)} |
 CPU per request at ${CONNECTIONS} connections (median of rounds), server thread / PostgreSQL backends ms: reference ${f(median(rounds.map((r) => r.reference.serverCpu)), 3)} / ${f(median(rounds.map((r) => r.reference.pgCpu)), 3)}, sync ${f(median(rounds.map((r) => r.sync.serverCpu)), 3)} / ${f(median(rounds.map((r) => r.sync.pgCpu)), 3)}
+CPU per request, sync ÷ reference (server thread + PostgreSQL, median of rounds; steadier than req/s on a busy machine): ${f(median(rounds.map((r) => (r.sync.serverCpu + r.sync.pgCpu) / (r.reference.serverCpu + r.reference.pgCpu))))}
 sync p50 / p99 ms at ${CONNECTIONS} connections (median of rounds): ${median(rounds.map((r) => r.sync.p50))} / ${median(rounds.map((r) => r.sync.p99))}; reference ${median(rounds.map((r) => r.reference.p50))} / ${median(rounds.map((r) => r.reference.p99))}
 failures (non-2xx, errors, timeouts): ${failures}
 
