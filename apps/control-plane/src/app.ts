@@ -188,12 +188,14 @@ export function createApp(deps: AppDeps): Koa {
 
   const streamOptions = { keepAliveMs: deps.sseKeepAliveMs, streams: deps.streams };
   const routers: Router[] = [
+    // First: executions are the hottest requests (every call and every agent's status report),
+    // and each router ahead of the one that matches costs a match attempt per request.
+    executionsRouter(runtime.executions),
     healthRouter({ health }),
     metricsRouter({ registry }),
     discoveryRouter({ discovery }),
     nodesRouter({ runtime: nodeRuntime }),
     nodeEventsRouter({ events, ...streamOptions }),
-    executionsRouter(runtime.executions),
     executionEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),
     memoryRouter({ service: memory, maxValueBytes: config.memory.maxValueBytes }),
     memoryEventsRouter({ eventLog: runtime.eventLog, ...streamOptions }),

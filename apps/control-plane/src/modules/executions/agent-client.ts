@@ -98,6 +98,20 @@ export function createAgentClient(options: { apiKey?: () => string | undefined; 
     return headers;
   }
 
+  // The URL of each function, built once: parsing and re-serialising the base URL on every call
+  // is measurable on the sync lane. Bounded, since base URLs change as agents come and go.
+  const functionUrls = new Map<string, string>();
+  function functionUrl(baseUrl: string, type: 'reasoner' | 'skill', functionName: string): string {
+    const key = `${type}\n${functionName}\n${baseUrl}`;
+    let url = functionUrls.get(key);
+    if (url === undefined) {
+      url = agentUrl(baseUrl, type === 'skill' ? 'skills' : 'reasoners', functionName);
+      if (functionUrls.size >= 10_000) functionUrls.clear();
+      functionUrls.set(key, url);
+    }
+    return url;
+  }
+
   return {
     /** `POST {base_url}/reasoners/{name}` or `/skills/{name}` with the raw input as the body. */
     async call(
@@ -108,7 +122,7 @@ export function createAgentClient(options: { apiKey?: () => string | undefined; 
       context: CallContext,
       signal?: AbortSignal,
     ): Promise<AgentAnswer> {
-      const url = agentUrl(baseUrl, type === 'skill' ? 'skills' : 'reasoners', functionName);
+      const url = functionUrl(baseUrl, type, functionName);
       let response: { status: number; body: Buffer };
       try {
         response = await client.request(url, {

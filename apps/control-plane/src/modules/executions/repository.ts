@@ -79,44 +79,8 @@ export type NewExecution = Pick<
   accepted_at?: Date;
 };
 
-function columns(row: NewExecution) {
-  const { now, input, webhook, started_at, accepted_at, ...rest } = row;
-  return {
-    ...rest,
-    input: JSON.stringify(input),
-    webhook: webhook === null ? null : JSON.stringify(webhook),
-    available_at: now,
-    created_at: started_at ?? now,
-    started_at: row.status === 'running' ? (started_at ?? now) : null,
-    dispatched_at: row.status === 'running' ? now : null,
-    accepted_at: accepted_at ?? null,
-    updated_at: now,
-  };
-}
-
-/**
- * Writes a new execution; with `event`, appends that event to the event log in the same
- * statement (one round trip instead of a four-statement transaction, on every sync call).
- */
-export async function insertExecution(
-  db: Executor,
-  row: NewExecution,
-  event?: { stream: string; name: string; payload: object },
-): Promise<ExecutionRow> {
-  const insert = db(TABLE).insert(columns(row)).returning(RETURNED);
-  if (!event) return ((await insert) as ExecutionRow[])[0] as ExecutionRow;
-  const { sql, bindings } = insert.toSQL();
-  const result = await db.raw(
-    `with inserted as (${sql})
-     , logged as (insert into event_log (stream, event, payload) select ?, ?, ?::jsonb from inserted)
-     select * from inserted`,
-    [...bindings, event.stream, event.name, JSON.stringify(event.payload)] as Knex.RawBinding[],
-  );
-  return result.rows[0] as ExecutionRow;
-}
-
-/** The columns insertQueued writes, in the order of its statement's values. */
-const QUEUED_COLUMNS = [
+/** The columns of a new execution, in the order {@link insertValues} gives their values. */
+const INSERT_COLUMNS = [
   'execution_id',
   'run_id',
   'workflow_id',
@@ -145,9 +109,132 @@ const QUEUED_COLUMNS = [
   'dispatched_at',
   'accepted_at',
   'updated_at',
-] as const;
-const INSERT_QUEUED_SQL = `insert into executions (${QUEUED_COLUMNS.join(', ')})
-  values (${QUEUED_COLUMNS.map(() => '?').join(', ')})`;
+];
+
+function insertValues(row: NewExecution): Knex.RawBinding[] {
+  const { now } = row;
+  const running = row.status === 'running';
+  return [
+    row.execution_id,
+    row.run_id,
+    row.workflow_id,
+    row.parent_execution_id,
+    row.session_id,
+    row.actor_id,
+    row.caller_node_id,
+    row.target,
+    row.node_id,
+    row.function_name,
+    row.function_type,
+    row.lane,
+    row.status,
+    JSON.stringify(row.input),
+    row.routed_version,
+    row.agent_base_url,
+    row.webhook === null ? null : JSON.stringify(row.webhook),
+    row.webhook_registered,
+    row.webhook_error,
+    row.depth,
+    row.dispatched_by,
+    row.dispatch_count,
+    now,
+    row.started_at ?? now,
+    running ? (row.started_at ?? now) : null,
+    running ? now : null,
+    row.accepted_at ?? null,
+    now,
+  ] as Knex.RawBinding[];
+}
+
+/**
+ * The insert of a new execution, written out once rather than compiled by the query builder on
+ * every call; `returning` names what it hands back.
+ */
+function insertSql(returning: string): string {
+  return `insert into executions (${INSERT_COLUMNS.join(', ')})
+     values (${INSERT_COLUMNS.map(() => '?').join(', ')}) returning ${returning}`;
+}
+const INSERT_SQL = insertSql(RETURNED_SQL);
+
+/** The insert and its event in one statement: the event is only written if the row was. */
+function withEventSql(returning: string): string {
+  return `with inserted as (${insertSql(returning)})
+     , logged as (insert into event_log (stream, event, payload) select ?, ?, ?::jsonb from inserted)
+     select * from inserted`;
+}
+const INSERT_WITH_EVENT_SQL = withEventSql(RETURNED_SQL);
+const RECORD_WITH_EVENT_SQL = withEventSql('execution_id');
+
+/**
+ * A statement of the sync lane's hot path (each sync call runs two). On PostgreSQL it goes
+ * straight to a connection of the knex pool as a named prepared statement: the connection parses
+ * and plans it once instead of on every call, and the query builder's per-query work is skipped.
+ * The text of a name never changes (a module constant), as the `pg` driver requires. Inside a
+ * transaction, and on embedded PGlite, it runs through knex like any other statement.
+ */
+interface HotStatement {
+  name: string;
+  /** With `?` placeholders, for knex. */
+  sql: string;
+  /** The same with `$1`, `$2`, … for `pg`. */
+  pgSql: string;
+}
+
+function hotStatement(name: string, sql: string): HotStatement {
+  let n = 0;
+  return { name: `switchyard_${name}`, sql, pgSql: sql.replace(/\?/g, () => `$${++n}`) };
+}
+
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+}
+
+/** Names of knex's `pg` client; embedded PGlite's client is a class (it extends the `pg` one). */
+const PG_CLIENT_NAMES = new Set(['pg', 'postgres', 'postgresql']);
+
+async function runHot(db: Executor, statement: HotStatement, values: Knex.RawBinding[]) {
+  const client = db.client as Knex.Client;
+  const clientName = client.config?.client;
+  if (
+    typeof clientName !== 'string' ||
+    !PG_CLIENT_NAMES.has(clientName) ||
+    (db as Knex.Transaction).isTransaction
+  ) {
+    return (await db.raw(statement.sql, values)) as { rows: unknown[] };
+  }
+  const connection = (await client.acquireConnection()) as PgConnection;
+  try {
+    return await connection.query({ name: statement.name, text: statement.pgSql, values });
+  } finally {
+    await client.releaseConnection(connection);
+  }
+}
+
+const RECORD_WITH_EVENT = hotStatement('record_execution', RECORD_WITH_EVENT_SQL);
+
+/**
+ * Writes a new execution; with `event`, appends that event to the event log in the same
+ * statement (one round trip instead of a four-statement transaction).
+ */
+export async function insertExecution(
+  db: Executor,
+  row: NewExecution,
+  event?: { stream: string; name: string; payload: object },
+): Promise<ExecutionRow> {
+  if (!event) {
+    return (await db.raw(INSERT_SQL, insertValues(row))).rows[0] as ExecutionRow;
+  }
+  const result = await db.raw(INSERT_WITH_EVENT_SQL, [
+    ...insertValues(row),
+    event.stream,
+    event.name,
+    JSON.stringify(event.payload),
+  ]);
+  return result.rows[0] as ExecutionRow;
+}
+
+const INSERT_QUEUED_SQL = `insert into executions (${INSERT_COLUMNS.join(', ')})
+  values (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
 
 /**
  * Writes a new queued execution (an async submission) and hands nothing back: the caller holds
@@ -155,11 +242,25 @@ const INSERT_QUEUED_SQL = `insert into executions (${QUEUED_COLUMNS.join(', ')})
  * statement text is built once rather than by the query builder on every submission.
  */
 export async function insertQueued(db: Executor, row: NewExecution & { status: 'queued' }): Promise<void> {
-  const values = columns(row) as Record<(typeof QUEUED_COLUMNS)[number], unknown>;
-  await db.raw(
-    INSERT_QUEUED_SQL,
-    QUEUED_COLUMNS.map((column) => values[column] ?? null) as Knex.RawBinding[],
-  );
+  await db.raw(INSERT_QUEUED_SQL, insertValues(row));
+}
+
+/**
+ * insertExecution with its event, for a caller that already holds everything the row would say
+ * (the sync lane): nothing but the id comes back, and the statement is prepared once per
+ * connection. Throws when the row could not be written.
+ */
+export async function recordExecution(
+  db: Executor,
+  row: NewExecution,
+  event: { stream: string; name: string; payload: object },
+): Promise<void> {
+  await runHot(db, RECORD_WITH_EVENT, [
+    ...insertValues(row),
+    event.stream,
+    event.name,
+    JSON.stringify(event.payload),
+  ]);
 }
 
 export async function findExecution(db: Executor, id: string): Promise<ExecutionRow | undefined> {
@@ -505,6 +606,25 @@ export async function finishExecution(
   return result.rows[0] as ExecutionRow | undefined;
 }
 
+const FINISH_WITHOUT_WEBHOOK = hotStatement(
+  'finish_without_webhook',
+  `with done as (
+       update executions ${FINISH_SET}
+        where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
+          and waiting_for is null
+        returning ${RETURNED_SQL})
+     , logged as (
+       insert into event_log (stream, event, payload)
+       select ?, 'execution.completed',
+              jsonb_build_object('execution_id', execution_id, 'target', target, 'workflow_id', workflow_id,
+                                 'run_id', run_id, 'timestamp', ?::text, 'status', status,
+                                 'duration_ms', round(duration_ms)::bigint)
+              || case when status <> 'succeeded' and nullif(error, '') is not null
+                      then jsonb_build_object('error_message', error) else '{}'::jsonb end
+         from done)
+     select * from done`,
+);
+
 /**
  * finishExecution and its `execution.completed` event in one statement, for executions without
  * a webhook (the common case, on the hot path of every result): one round trip instead of a
@@ -521,24 +641,12 @@ export async function finishWithoutWebhook(
   stream: string,
   now: Date,
 ): Promise<ExecutionRow | undefined> {
-  const result = await db.raw(
-    `with done as (
-       update executions ${FINISH_SET}
-        where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
-          and waiting_for is null
-        returning ${RETURNED_SQL})
-     , logged as (
-       insert into event_log (stream, event, payload)
-       select ?, 'execution.completed',
-              jsonb_build_object('execution_id', execution_id, 'target', target, 'workflow_id', workflow_id,
-                                 'run_id', run_id, 'timestamp', ?::text, 'status', status,
-                                 'duration_ms', round(duration_ms)::bigint)
-              || case when status <> 'succeeded' and nullif(error, '') is not null
-                      then jsonb_build_object('error_message', error) else '{}'::jsonb end
-         from done)
-     select * from done`,
-    [...finishBindings(outcome, now), id, stream, now.toISOString()],
-  );
+  const result = await runHot(db, FINISH_WITHOUT_WEBHOOK, [
+    ...finishBindings(outcome, now),
+    id,
+    stream,
+    now.toISOString(),
+  ]);
   return result.rows[0] as ExecutionRow | undefined;
 }
 

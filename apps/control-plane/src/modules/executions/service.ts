@@ -14,10 +14,10 @@ import {
   countQueued,
   findExecution,
   findParent,
-  insertExecution,
   insertQueued,
   markAccepted,
   type Outcome,
+  recordExecution,
   recordProgress,
 } from './repository.ts';
 import type { Resolver, Route } from './resolver.ts';
@@ -188,81 +188,95 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         dispatch_count: 1,
         now,
       };
-      // The execution and its `execution.started` event, in one statement.
-      const row = await insertExecution(db, values, {
+      // The execution and its `execution.started` event, in one statement; the row is recorded
+      // before the agent is called. Everything the call needs is in `values` already.
+      await recordExecution(db, values, {
         stream: EXECUTIONS_STREAM,
         name: 'execution.started',
         payload: startedPayload({ ...values, error: null, duration_ms: null }, now),
       });
+      const id = values.execution_id;
       deps.eventLog.announce(EXECUTIONS_STREAM);
-      syncInFlight.add(row.execution_id);
+      syncInFlight.add(id);
 
-      const deadline = AbortSignal.timeout(deps.settings.syncTimeoutMs);
+      // One signal for the call: aborted by the sync timeout, or when the call is abandoned
+      // because the execution ended elsewhere first. A plain timer rather than AbortSignal.timeout
+      // and AbortSignal.any: those cost a timer, weak references and an abort event per call.
+      const call = new AbortController();
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        call.abort();
+      }, deps.settings.syncTimeoutMs);
+      // Like AbortSignal.timeout's, the timer alone does not keep the process running.
+      timer.unref();
       let finishedElsewhere: () => void = () => {};
       const ended = new Promise<void>((resolve) => {
         finishedElsewhere = resolve;
       });
       // Subscribed before the call: the agent's callback may beat its own 202.
-      const unsubscribe = finisher.onFinished(row.execution_id, () => finishedElsewhere());
-      const abandon = new AbortController();
+      const unsubscribe = finisher.onFinished(id, () => finishedElsewhere());
+      // Whether the agent call is still open when this ends (then it is abandoned).
+      let calling = true;
       // The row as this call ended it, when it did; otherwise it is read back at the end.
       let endedRow: ExecutionRow | undefined;
       // The agent's own status when it answered the call with an error.
       let agentStatus: number | undefined;
       try {
         const answer = await Promise.race([
-          deps.agents.call(
-            route.instance.baseUrl,
-            route.target.type,
-            route.target.functionName,
-            input,
-            callContextOf(row),
-            AbortSignal.any([deadline, abandon.signal]),
-          ),
+          deps.agents
+            .call(
+              route.instance.baseUrl,
+              route.target.type,
+              route.target.functionName,
+              input,
+              callContextOf(values),
+              call.signal,
+            )
+            .finally(() => {
+              calling = false;
+            }),
           ended.then(() => undefined),
         ]);
         // An abort by the deadline surfaces as a lost call: that is the timeout below, not a failure.
-        if (answer && answer.kind !== 'accepted' && !(answer.kind === 'lost' && deadline.aborted)) {
-          const finished = await finisher.finish(row.execution_id, outcomeOf(answer));
+        if (answer && answer.kind !== 'accepted' && !(answer.kind === 'lost' && timedOut)) {
+          const finished = await finisher.finish(id, outcomeOf(answer));
           endedRow = finished;
           if (answer.kind === 'error') agentStatus = answer.status;
           if (finished && (answer.kind === 'unreachable' || answer.kind === 'lost')) {
-            throw syncFailure(
-              'upstream_unavailable',
-              finished,
-              `Execution ${row.execution_id} failed: ${answer.error}.`,
-            );
+            throw syncFailure('upstream_unavailable', finished, `Execution ${id} failed: ${answer.error}.`);
           }
         } else if (answer?.kind === 'accepted') {
-          await markAccepted(db, [row.execution_id], new Date(clock.now()));
-          await waitFor(ended, deadline, async () => {
-            const now = await findExecution(db, row.execution_id);
+          await markAccepted(db, [id], new Date(clock.now()));
+          await waitFor(ended, call.signal, async () => {
+            const now = await findExecution(db, id);
             return !now || !['queued', 'running', 'waiting'].includes(now.status);
           });
         }
-        if (deadline.aborted) {
-          const timedOut = await finisher.finish(row.execution_id, {
+        if (timedOut) {
+          const timedOutRow = await finisher.finish(id, {
             status: 'timeout',
             error: `no result within the synchronous timeout of ${deps.settings.syncTimeoutMs} ms; use POST /api/v1/execute/async/{target} for long work`,
           });
-          if (timedOut) {
-            void deps.agents.cancel(route.instance.baseUrl, row.execution_id);
+          if (timedOutRow) {
+            void deps.agents.cancel(route.instance.baseUrl, id);
             throw new ProblemError(
               'upstream_timeout',
-              `Execution ${row.execution_id} did not finish within ${deps.settings.syncTimeoutMs} ms; it is recorded as timeout and the agent was asked to cancel it.`,
+              `Execution ${id} did not finish within ${deps.settings.syncTimeoutMs} ms; it is recorded as timeout and the agent was asked to cancel it.`,
               {
-                extensions: { execution_id: row.execution_id },
-                headers: { 'X-Execution-ID': row.execution_id },
+                extensions: { execution_id: id },
+                headers: { 'X-Execution-ID': id },
               },
             );
           }
         }
       } finally {
-        abandon.abort();
+        clearTimeout(timer);
+        if (calling) call.abort();
         unsubscribe();
-        syncInFlight.delete(row.execution_id);
+        syncInFlight.delete(id);
       }
-      const final = endedRow ?? ((await findExecution(db, row.execution_id)) as ExecutionRow);
+      const final = endedRow ?? ((await findExecution(db, id)) as ExecutionRow);
       if (final.status === 'failed' || final.status === 'cancelled') {
         // SDKs return any 2xx body to the caller as the function's result, so a failure must not
         // answer 2xx: the agent's own 4xx passes through (it refused the input), anything else is 502.

@@ -368,7 +368,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   // Lets this process ignore its own NOTIFYs: its tails were already woken directly.
   const origin = randomUUID();
   const tails = new Map<string, Tail>();
-  const announcing = new Map<string, { pending: boolean; timer?: NodeJS.Timeout }>();
+  const announcing = new Map<string, { pending: boolean; timer?: NodeJS.Timeout; publishing?: boolean }>();
   let unsubscribe: (() => void) | undefined;
   let pruneTimer: NodeJS.Timeout | undefined;
   let pruning: Promise<number> | undefined;
@@ -518,22 +518,34 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   function announceNow(stream: string): void {
     const state = announcing.get(stream) ?? { pending: false };
     announcing.set(stream, state);
-    if (state.timer) {
+    if (state.timer || state.publishing) {
       state.pending = true;
       return;
     }
     state.pending = false;
-    // The timer covers the publish and the interval after it: announces meanwhile become one.
+    // The next announce waits for both the interval and this publish: announces meanwhile become
+    // one, and on a slow database NOTIFYs never pile up behind each other.
+    const next = () => {
+      if (state.timer || state.publishing) return;
+      if (state.pending && !stopped) announceNow(stream);
+      else if (announcing.get(stream) === state) announcing.delete(stream);
+    };
     state.timer = setTimeout(() => {
       state.timer = undefined;
-      if (state.pending && !stopped) announceNow(stream);
-      else announcing.delete(stream);
+      next();
     }, announceIntervalMs);
     state.timer.unref();
-    events.publish(EVENT_LOG_TOPIC, { stream, origin }).catch((error) => {
-      // The tails of other replicas still find the entries with their safety poll.
-      log.warn({ err: error, stream }, 'event log announce failed');
-    });
+    state.publishing = true;
+    events
+      .publish(EVENT_LOG_TOPIC, { stream, origin })
+      .catch((error) => {
+        // The tails of other replicas still find the entries with their safety poll.
+        log.warn({ err: error, stream }, 'event log announce failed');
+      })
+      .finally(() => {
+        state.publishing = false;
+        next();
+      });
   }
 
   return {

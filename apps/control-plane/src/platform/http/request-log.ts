@@ -48,7 +48,17 @@ export function requestLog(log: Logger): Middleware {
     const incoming = ctx.get('x-request-id');
     const requestId = USABLE_REQUEST_ID.test(incoming) ? incoming : newId('req');
     ctx.state.requestId = requestId;
-    ctx.state.log = log.child({ req_id: requestId });
+    // Made on first use: most requests log nothing but their one line, which is written only
+    // when its level is enabled.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => {
+        child ??= log.child({ req_id: requestId });
+        return child;
+      },
+      enumerable: true,
+      configurable: true,
+    });
     ctx.set('X-Request-ID', requestId);
     const started = performance.now();
     ctx.res.once('close', () => {
@@ -57,7 +67,7 @@ export function requestLog(log: Logger): Middleware {
       // A response that closed before it finished was cut off by the client (or a shutdown).
       const finished = ctx.res.writableFinished;
       const level = requestLevel(ctx.method, ctx.path, status, finished);
-      if (!ctx.state.log.isLevelEnabled(level)) return;
+      if (!log.isLevelEnabled(level)) return;
       const fields = {
         method: ctx.method,
         path: ctx.path,
