@@ -46,7 +46,7 @@ export const createWebhookDeliveries: Migration = {
       table.double('duration_ms').notNullable();
       table.integer('status_code').nullable();
       table.text('error').nullable();
-      // At most 16 KB of the receiver's answer (spec §8).
+      // At most 16 KB of the receiver's answer is kept.
       table.text('response_body').nullable();
       table.index(['delivery_id', 'attempt'], 'webhook_attempts_delivery_idx');
     });

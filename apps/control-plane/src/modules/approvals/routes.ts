@@ -42,7 +42,7 @@ export interface ApprovalsRouterDeps {
   settings: () => Pick<ApprovalSettings, 'webhookSecret' | 'webhookToleranceMs'>;
 }
 
-/** Human approvals (spec §4 "Approval", wire notes "Approval"). */
+/** Human approvals, as the agent SDKs request and decide them (content/api/approvals.md). */
 export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
   const { service } = deps;
   const router = new Router();

@@ -1,6 +1,6 @@
 /**
  * Configuration storage: named configuration texts kept in the database with their newest versions, and
- * the reload of the control plane's own (spec §4). Mounted under /api/v1/configs by the
+ * the reload of the control plane's own. Mounted under /api/v1/configs by the
  * composition root and under the connector's prefixes by the connector feature.
  */
 export { CONFIG_RELOAD_TOPIC } from './events.ts';

@@ -14,7 +14,7 @@ export interface StoredConfigSummary {
   updatedAt: string;
 }
 
-/** A named configuration text stored in the database (spec §2 "Stored configuration"). */
+/** A named configuration text stored in the database, with its versions (content/api/configuration.md). */
 export interface StoredConfig extends StoredConfigSummary {
   /** The raw configuration text, as it was sent. */
   body: string;

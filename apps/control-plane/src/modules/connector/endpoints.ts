@@ -8,10 +8,10 @@ export interface ConnectorEndpoint {
   capability: ConnectorCapability | null;
 }
 
-/** The prefixes the connector API is served under (spec §4: also mirrored under /api/v1/connector/). */
+/** The prefixes the connector API is served under (every endpoint is also served under /api/v1/connector/). */
 export const CONNECTOR_PREFIXES = ['/connector', '/api/v1/connector'] as const;
 
-/** The connector's own endpoints (spec §4 and the manifest), in the manifest's order. */
+/** The connector's own endpoints (content/api/connector.md), in the manifest's order. */
 export const CONNECTOR_ENDPOINTS: readonly ConnectorEndpoint[] = [
   { method: 'GET', path: '/manifest', capability: null },
   { method: 'GET', path: '/reasoners', capability: 'reasoners:read' },

@@ -1,7 +1,7 @@
 import { durationSetting, listSetting, optionalTextSetting } from '@switchyard/shared/settings';
 import { setting } from '../../platform/config/setting.ts';
 
-/** Capabilities a connector token may be granted (spec §5 item 7). */
+/** Capabilities a connector token may be granted (content/api/connector.md). */
 export const CONNECTOR_CAPABILITIES = [
   'reasoners:read',
   'reasoners:write',

@@ -49,7 +49,7 @@ export function paginationOf(limit: number, offset: number, shown: number, total
   return { limit, offset, has_more: hasMore, next_offset: hasMore ? offset + shown : null };
 }
 
-/** The full (json) discovery answer, spec §2 "Capability listing". */
+/** The full (json) discovery answer: every agent with its reasoners and skills (content/api/discovery.md). */
 export interface CapabilityListing {
   discovered_at: string;
   total_agents: number;

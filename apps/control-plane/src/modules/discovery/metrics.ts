@@ -1,7 +1,7 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { DISCOVERY_FILTER_TYPES, DISCOVERY_FORMATS } from './schemas.ts';
 
-/** Discovery's metrics (spec §4), registered on the app's registry. */
+/** Discovery's metrics (listed in content/operations/monitoring.md), registered on the app's registry. */
 export function createDiscoveryMetrics(registry: Registry) {
   const registers = [registry];
   const metrics = {

@@ -12,7 +12,7 @@ function countedFormat(raw: unknown): DiscoveryFormat {
   return (DISCOVERY_FORMATS as readonly string[]).includes(word) ? (word as DiscoveryFormat) : 'json';
 }
 
-/** GET /api/v1/discovery/capabilities: registered agents, reasoners and skills (spec §4 Discovery). */
+/** GET /api/v1/discovery/capabilities: registered agents, reasoners and skills (content/api/discovery.md). */
 export function discoveryRouter(deps: { discovery: DiscoveryService }): Router {
   const router = new Router();
   router.get('/api/v1/discovery/capabilities', async (ctx) => {

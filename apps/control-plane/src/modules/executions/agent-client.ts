@@ -2,7 +2,7 @@ import { jsonTextDepth, MAX_JSON_DEPTH } from '@switchyard/shared';
 import { createOutboundClient, OutboundError } from '../../platform/outbound/index.ts';
 import { agentUrl } from '../nodes/index.ts';
 
-/** The headers of spec §1 the control plane sets when it calls an agent. */
+/** The context headers the control plane sets when it calls an agent (X-Workflow-ID and the rest). */
 export interface CallContext {
   executionId: string;
   runId: string;

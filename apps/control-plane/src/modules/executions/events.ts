@@ -3,7 +3,7 @@ import { type ExecutionRow, isTerminal, type TerminalStatus } from './records.ts
 /** The event-log stream execution events are appended to (and GET /api/ui/v1/executions/events reads). */
 export const EXECUTIONS_STREAM = 'executions';
 
-/** The execution events of the SSE stream (spec §6), in the order an execution can emit them. */
+/** The execution events of the SSE stream (content/api/events-and-ui.md), in the order an execution can emit them. */
 export const EXECUTION_EVENT_NAMES = [
   'execution.started',
   'execution.waiting',

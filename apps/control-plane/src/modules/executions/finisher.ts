@@ -13,7 +13,7 @@ import { finishExecution, finishWithoutWebhook, type Outcome } from './repositor
 /** Bus topic telling every replica that a synchronous call's execution ended (its caller may wait elsewhere). */
 export const SYNC_FINISHED_TOPIC = 'execution_finished';
 
-/** The webhook payload of spec §6 (the dispatcher adds `delivery_id` and the attempt's `timestamp`). */
+/** The webhook payload (content/concepts/webhooks.md; the dispatcher adds `delivery_id` and the attempt's `timestamp`). */
 export function webhookPayload(row: ExecutionRow): Record<string, unknown> {
   const succeeded = row.status === 'succeeded';
   const payload: Record<string, unknown> = {

@@ -4,7 +4,7 @@ import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 const DAG_DEPTH_BUCKETS = [1, 2, 3, 4, 5, 7, 10, 15, 20, 30, 50];
 
 /**
- * The execution metrics of spec §4, registered on the app's registry. `queueDepth` is read from
+ * The execution metrics (content/operations/monitoring.md), registered on the app's registry. `queueDepth` is read from
  * the database at scrape time (the queue is shared by every replica, so no replica's own count
  * would be the backlog).
  */

@@ -52,7 +52,7 @@ export interface ExecutionsRouterDeps {
   localCalls: LocalCalls;
 }
 
-/** The execution API of spec §4, plus the list, cancel and logs (issue 9). */
+/** The execution API (content/api/execution.md): sync and async execute, status, list, cancel and logs. */
 export function executionsRouter(deps: ExecutionsRouterDeps): Router {
   const { service, queries, logs, localCalls } = deps;
   const router = new Router();

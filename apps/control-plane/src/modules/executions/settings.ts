@@ -2,7 +2,7 @@ import { durationSetting, integerSetting } from '@switchyard/shared/settings';
 import { setting } from '../../platform/config/setting.ts';
 
 /**
- * The execution queue (config `execution_queue:`). The section's `webhook_*` keys (spec §8 puts
+ * The execution queue (config `execution_queue:`). The section's `webhook_*` keys (the settings reference puts
  * them here) are declared by the webhooks module and merged into this section in config.ts.
  */
 export const executionQueueSettings = {

@@ -67,7 +67,7 @@ export const MemoryHistoryQuerySchema = z.object({
     .meta({ description: `Events per page, 1 to ${HISTORY_MAX_LIMIT}.` }),
 });
 
-/** A memory change as the streams and the history spell it (spec §6), with its event id. */
+/** A memory change as the streams and the history spell it (content/api/memory.md), with its event id. */
 export interface MemoryEventView {
   id: string;
   type: typeof MEMORY_CHANGE;

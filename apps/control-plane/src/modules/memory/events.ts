@@ -3,7 +3,7 @@ import type { Scope } from './scopes.ts';
 /** The event-log stream memory changes are appended to (platform/events/event-log.ts). */
 export const MEMORY_STREAM = 'memory';
 
-/** The one event name of the memory streams (spec §6): SSE `event:` and the frames' `type`. */
+/** The one event name of the memory streams: SSE `event:` and the frames' `type`. */
 export const MEMORY_CHANGE = 'memory_change';
 
 /**

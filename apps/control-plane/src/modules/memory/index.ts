@@ -1,5 +1,5 @@
 /**
- * Memory: scoped key-value memory, vector memory and the memory event streams (spec §4). Other
+ * Memory: scoped key-value memory, vector memory and the memory event streams (content/concepts/memory.md). Other
  * features and the composition root reach it only through this file.
  */
 export { memoryEventsOpenApi } from './event-openapi.ts';

@@ -1,6 +1,6 @@
 import { Counter, type Registry } from 'prom-client';
 
-/** The memory metric of spec §4, registered on the app's registry. */
+/** The memory metric (content/operations/monitoring.md), registered on the app's registry. */
 export function createMemoryMetrics(registry: Registry) {
   return {
     operationsTotal: new Counter({

@@ -36,7 +36,7 @@ export function scopeRequest(
 }
 
 /**
- * Key-value memory (spec §4): set, get, delete (all POST: DELETE is not registered for plain
+ * Key-value memory: set, get, delete (all POST: DELETE is not registered for plain
  * memory, so it answers 405 with `Allow`) and list. Answers are never cached: memory changes.
  */
 export function memoryRouter(deps: MemoryRouterDeps): Router {

@@ -1,7 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import type { CallerContext } from '../../platform/http/context-headers.ts';
 
-/** The memory scopes of spec §4, most specific first. */
+/** The memory scopes (content/concepts/memory.md), most specific first. */
 export const SCOPES = ['workflow', 'session', 'actor', 'global'] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -20,7 +20,7 @@ export interface VectorMemoryRouterDeps {
 }
 
 /**
- * Vector memory (spec §4): store, read, delete and search embeddings, with the older paths agent
+ * Vector memory: store, read, delete and search embeddings, with the older paths agent
  * SDKs use for writes (`/vector/set`, `/vector/delete`, wire notes). Answers are never cached.
  */
 export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {

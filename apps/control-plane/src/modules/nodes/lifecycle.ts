@@ -1,7 +1,7 @@
 import type { AdminState, LifecycleStatus, NodeInstanceRecord, StatusReason } from './schemas.ts';
 
 /**
- * The lifecycle rules of spec §3 as pure functions: given what an instance is now and what just
+ * The node lifecycle rules (content/concepts/node-lifecycle.md) as pure functions: given what an instance is now and what just
  * happened, which status it moves to and why. No I/O here, so every rule is tested on its own and
  * the services only decide *when* a rule runs.
  */

@@ -20,7 +20,7 @@ export type RestartOutcome =
 const UNSUPPORTED = new Set([404, 405, 501]);
 
 export interface RestartOptions {
-  /** Sent as X-API-Key when the control plane has an API key (agents share it, spec §5 item 5). */
+  /** Sent as X-API-Key when the control plane has an API key (agents share it). */
   apiKey?: string;
   /** Why, passed to the agent in the body. */
   reason: string;

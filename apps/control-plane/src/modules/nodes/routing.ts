@@ -4,7 +4,7 @@ import type { NodeInstanceRecord } from './schemas.ts';
 /**
  * Picks the instance a new execution for `nodeId` goes to: among instances that are `ready`,
  * not stopped or shut down, and have a positive `traffic_weight`, at random in proportion to
- * the weights (spec §9). Undefined when none qualifies. `random` returns a number in [0, 1).
+ * the weights. Undefined when none qualifies. `random` returns a number in [0, 1).
  */
 export function chooseWeighted(
   instances: NodeInstanceRecord[],

@@ -2,7 +2,7 @@ import { durationSetting, integerSetting } from '@switchyard/shared/settings';
 import { setting, type ValuesOf } from '../../platform/config/setting.ts';
 
 /**
- * The observability forwarder (config `observability:`); spec §8 gives the defaults. Where events
+ * The observability forwarder (config `observability:`); content/reference/settings.md lists the defaults. Where events
  * go (url, secret, headers) is not a setting but data, set through /api/v1/settings/observability-webhook.
  */
 export const observabilitySettings = {

@@ -66,7 +66,7 @@ export interface WebhookDispatcher {
   runOnce(): Promise<void>;
 }
 
-/** Delay before retry `attempt + 1`: the initial backoff doubled per failure, capped (spec §8). */
+/** Delay before retry `attempt + 1`: the initial backoff doubled per failure, capped at the longest backoff. */
 export function backoffMs(attempt: number, settings: WebhookSettings): number {
   return doublingBackoffMs(attempt, settings.webhookInitialBackoffMs, settings.webhookMaxBackoffMs);
 }

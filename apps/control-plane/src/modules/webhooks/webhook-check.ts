@@ -5,7 +5,7 @@ import { findUnstorable } from '../../platform/json-storable.ts';
 import { nonPublicReason } from '../../platform/outbound/index.ts';
 import type { WebhookSettings } from './settings.ts';
 
-/** Where execution outcomes are POSTed, as registered with an async execute request (spec §2). */
+/** Where execution outcomes are POSTed, as registered with an async execute request. */
 export interface WebhookConfig {
   url: string;
   secret?: string;
@@ -161,7 +161,7 @@ async function checkHost(url: URL, lookup: HostLookup): Promise<string | undefin
 }
 
 /**
- * Validates the `webhook` member of an async execute request (spec §2). Never throws for bad
+ * Validates the `webhook` member of an async execute request. Never throws for bad
  * input: the caller still answers 202, with `webhook_registered: false` and `webhook_error` set to
  * `error`. `input` is the raw parsed JSON value, which may be anything. Unless
  * `webhookAllowPrivateNetworks` is on, the host must be public: a literal address is checked as

@@ -117,7 +117,7 @@ export function requiresApiKey(path: string, settings: ApiKeySettings): boolean 
 }
 
 /**
- * Koa middleware for SERVICE_API_KEY (spec §5): when a key is set, every request outside the open
+ * Koa middleware for SERVICE_API_KEY (content/concepts/authentication.md): when a key is set, every request outside the open
  * paths carries it or is answered 401 unauthorized with `WWW-Authenticate: Bearer`. Given a
  * function, it asks it for the settings on every request, so a reload that changes the key or the
  * skip paths takes effect at once.

@@ -1,6 +1,6 @@
 import { ProblemError } from '@switchyard/shared';
 
-/** The context headers of spec §1 that execute and memory requests may carry, plus the caller's node (wire notes). */
+/** The context headers that execute and memory requests may carry (X-Workflow-ID, X-Session-ID, ...), plus the caller's node, as agent SDKs send them. */
 export interface CallerContext {
   workflowId?: string;
   runId?: string;
