@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { HealthReportSchema } from './responses.ts';
 

@@ -1,6 +1,5 @@
-import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { RECENT_FAILURES, WINDOW_MINUTES } from './queries.ts';
+import { WINDOW_MINUTES } from './queries.ts';
 import { OverviewSchema } from './responses.ts';
 
 const minute = (i: number) => new Date(Date.UTC(2026, 10, 27, 9, i)).toISOString();
