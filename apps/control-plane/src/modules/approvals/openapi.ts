@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import {
+  ApprovalSchema,
+  AwaiterAnswerSchema,
+  DecidedSchema,
+  ListSchema,
+  WaitingSchema,
+} from './responses.ts';
 import { APPROVAL_BODY_LIMIT } from './routes.ts';
 import {
-  APPROVAL_STATUSES,
   ApprovalStatusQuerySchema,
   AwaiterStatusSchema,
-  CALLBACK_STATUSES,
-  DECISIONS,
   DecisionSchema,
   encodeCursor,
   LIST_MAX_LIMIT,
@@ -16,11 +20,10 @@ import {
 } from './schemas.ts';
 
 /*
- * The approvals API as routes.ts serves it; answers are the shapes views.ts builds. Objects list
- * the members clients rely on and allow more.
+ * The approvals API as routes.ts serves it: operations, examples and problem cases. The answers'
+ * schemas are in responses.ts.
  */
 
-const Timestamp = z.iso.datetime();
 const EXEC = 'exec_3v8b1n6r4t9c2d7f5k0m3q8w1x';
 const NODE = 'publisher';
 
@@ -31,89 +34,6 @@ const AgentPath = z.object({
   node_id: z.string().meta({ description: "The execution's node id.", example: NODE }),
   execution_id: z.string().meta({ description: 'The execution id.', example: EXEC }),
 });
-
-const WaitingSchema = z
-  .looseObject({
-    execution_id: z.string(),
-    status: z.literal('waiting'),
-    approval_request_id: z.string(),
-    approval_request_url: z.string().nullable(),
-    expires_at: Timestamp,
-  })
-  .meta({ id: 'ApprovalWaiting', description: 'The execution now waits for this approval request.' });
-
-const CallbackSchema = z
-  .looseObject({
-    url: z.string(),
-    status: z.enum(CALLBACK_STATUSES).nullable().meta({
-      description:
-        'null until there is something to deliver; `pending`: waiting for its next attempt; `delivering`: an attempt is in flight; `delivered`: the agent answered 2xx; `abandoned`: the execution ended before the agent took it, or asked for approval again (so the agent had it).',
-    }),
-    attempts: z.int().min(0),
-    last_status_code: z.int().nullable(),
-    last_error: z.string().nullable(),
-    next_attempt_at: Timestamp.nullable(),
-    delivered_at: Timestamp.nullable(),
-  })
-  .meta({ id: 'ApprovalCallback', description: "The decision's delivery to the agent's callback_url." });
-
-const ApprovalSchema = z
-  .looseObject({
-    approval_request_id: z.string(),
-    execution_id: z.string(),
-    node_id: z.string(),
-    target: z.string(),
-    status: z.enum(APPROVAL_STATUSES).meta({
-      description:
-        '`pending` until a decision; then the decision, `expired` (no decision by expires_at: the execution ended as `timeout`) or `cancelled` (the execution ended otherwise first).',
-    }),
-    decision: z
-      .enum([...DECISIONS, 'expired'])
-      .nullable()
-      .meta({ description: 'What the agent is told; null while pending or when cancelled.' }),
-    feedback: z.string().nullable(),
-    approval_request_url: z.string().nullable(),
-    requested_at: Timestamp,
-    expires_at: Timestamp,
-    decided_at: Timestamp.nullable().meta({ description: 'When it was decided, expired or cancelled.' }),
-    callback: CallbackSchema.nullable().meta({
-      description: 'null when the agent gave no callback_url (it polls).',
-    }),
-  })
-  .meta({ id: 'ApprovalRequest', description: 'One approval request and where it stands.' });
-
-const DecidedSchema = ApprovalSchema.extend({
-  execution_status: z
-    .string()
-    .meta({ description: "The execution's status now: `running` after a decision." }),
-}).meta({ id: 'ApprovalDecided' });
-
-const ListSchema = z
-  .object({
-    approvals: z.array(ApprovalSchema).meta({ description: 'Newest request first.' }),
-    next_cursor: z
-      .string()
-      .nullable()
-      .meta({ description: 'Pass as `cursor` for the next page; null on the last.' }),
-  })
-  .meta({ id: 'ApprovalList' });
-
-const AwaiterAnswerSchema = z
-  .looseObject({
-    execution_id: z.string(),
-    status: z.enum(['waiting', 'running']),
-    reason: z.string().nullable(),
-    execution_status: z.string().meta({
-      description:
-        "The execution's status after the report: `waiting` while it awaits a child (or its own approval), `running` once it goes on, or the status it ended with.",
-    }),
-    recorded: z.boolean().meta({
-      description:
-        "Whether it was kept in the execution's log (false once the log holds its 10,000 entries).",
-    }),
-    received_at: Timestamp,
-  })
-  .meta({ id: 'AwaiterStatus' });
 
 // ---- examples ----
 

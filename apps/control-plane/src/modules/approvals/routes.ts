@@ -3,6 +3,8 @@ import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import type { Clock } from '../../platform/clock.ts';
 import { parseJsonText, parseWith, readBodyText, readJsonBody } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
+import type { AwaiterAnswerSchema, DecidedSchema, ListSchema } from './responses.ts';
 import {
   ApprovalStatusQuerySchema,
   AwaiterStatusSchema,
@@ -87,7 +89,10 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
     }
     const body = parseWith(DecisionSchema, parseJsonText(ctx, text));
     const { request, executionStatus } = await service.decide(body);
-    ctx.body = { ...approvalView(request), execution_status: executionStatus };
+    ctx.body = {
+      ...approvalView(request),
+      execution_status: executionStatus,
+    } satisfies ResponseBody<typeof DecidedSchema>;
   });
 
   router.get('/api/v1/approvals', async (ctx) => {
@@ -97,7 +102,7 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
     ctx.body = {
       approvals: page.items.map(approvalView),
       next_cursor: page.next ? encodeCursor(page.next) : null,
-    };
+    } satisfies ResponseBody<typeof ListSchema>;
   });
 
   router.post('/api/v1/agents/:node_id/executions/:id/awaiter-status', async (ctx) => {
@@ -112,7 +117,7 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
       execution_status: execution.status,
       recorded,
       received_at: at.toISOString(),
-    };
+    } satisfies ResponseBody<typeof AwaiterAnswerSchema>;
   });
 
   return router;

@@ -1,20 +1,23 @@
 import { PROBLEM_CONTENT_TYPE } from '@switchyard/shared';
 import { z } from 'zod';
 import type { oas31, ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
-import { type ProblemCase, ProblemSchema, problemResponses } from '../../platform/openapi/problem.ts';
+import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import {
   ConfigListSchema,
+  ConfigProblemSchema,
   ConfigSchema,
   ConfigSummarySchema,
+  ReloadSchema,
+  VersionListSchema,
+  VersionSchemaOut,
+} from './responses.ts';
+import {
   MAX_CONFIG_BYTES,
   NamePathSchema,
-  ReloadSchema,
   UpdatedByHeaders,
   VERSION_LIST_MAX_LIMIT,
   VersionListQuerySchema,
-  VersionListSchema,
   VersionPathSchema,
-  VersionSchemaOut,
 } from './schemas.ts';
 import { configStoreSettings } from './settings.ts';
 
@@ -76,31 +79,6 @@ const invalidSettings = {
   source: 'request body',
   message: '"soon" is not a duration (use 15s, 5m)',
 };
-
-/** A 400 here may list settings: each error then also names the setting's `key` and `source`. */
-const ConfigProblemSchema = ProblemSchema.extend({
-  errors: z
-    .array(
-      z.object({
-        field: z.string().meta({
-          description: 'The failing part: a setting key, `(document)`, a path parameter, `(body)`.',
-        }),
-        message: z.string(),
-        key: z
-          .string()
-          .optional()
-          .meta({ description: 'For a settings error: the dotted setting key, or `(document)`.' }),
-        source: z.string().optional().meta({
-          description:
-            'For a settings error: where the value came from (`request body`, `environment variable LOG_LEVEL`, `database config "control-plane"`, `file /etc/switchyard.yaml`, `default`).',
-        }),
-      }),
-    )
-    .optional(),
-}).meta({
-  id: 'ConfigProblem',
-  description: 'A problem document whose errors may name settings and their sources.',
-});
 
 /** problemResponses with the 400 answer described by ConfigProblemSchema. */
 function configProblemResponses(instance: string, cases: ProblemCase[]) {

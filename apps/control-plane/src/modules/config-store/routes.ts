@@ -1,7 +1,9 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { parseWith } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { readConfigText } from './body.ts';
+import type { ConfigListSchema, VersionListSchema } from './responses.ts';
 import {
   encodeVersionCursor,
   MAX_CONFIG_BYTES,
@@ -65,7 +67,10 @@ export function configStoreRouter(deps: ConfigStoreRouterDeps): Router {
 
   router.get(prefix, ...guard, noStore, async (ctx) => {
     const configs = await service.list();
-    ctx.body = { total: configs.length, configs: configs.map(summaryView) };
+    ctx.body = {
+      total: configs.length,
+      configs: configs.map(summaryView),
+    } satisfies ResponseBody<typeof ConfigListSchema>;
   });
 
   router.post(`${prefix}/${RESERVED_NAME}`, ...guard, noStore, async (ctx) => {
@@ -104,7 +109,7 @@ export function configStoreRouter(deps: ConfigStoreRouterDeps): Router {
       name: config_name,
       versions: page.versions.map(versionSummaryView),
       next_cursor: page.next === undefined ? null : encodeVersionCursor(page.next),
-    };
+    } satisfies ResponseBody<typeof VersionListSchema>;
   });
 
   router.get(`${prefix}/:config_name/versions/:version`, ...guard, noStore, async (ctx) => {

@@ -1,8 +1,16 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { ConfigVersion, ConfigVersionSummary, StoredConfig, StoredConfigSummary } from './repository.ts';
+import type {
+  ConfigSchema,
+  ConfigSummarySchema,
+  ReloadSchema,
+  VersionSchemaOut,
+  VersionSummarySchema,
+} from './responses.ts';
 import type { ReloadOutcome } from './service.ts';
 
 /** A stored config as list, put and delete answer it: no text. */
-export function summaryView(config: StoredConfigSummary) {
+export function summaryView(config: StoredConfigSummary): ResponseBody<typeof ConfigSummarySchema> {
   return {
     name: config.name,
     version: config.version,
@@ -14,11 +22,11 @@ export function summaryView(config: StoredConfigSummary) {
 }
 
 /** A stored config with its text, as a JSON get answers it. */
-export function configView(config: StoredConfig) {
+export function configView(config: StoredConfig): ResponseBody<typeof ConfigSchema> {
   return { ...summaryView(config), content: config.body };
 }
 
-export function versionSummaryView(version: ConfigVersionSummary) {
+export function versionSummaryView(version: ConfigVersionSummary): ResponseBody<typeof VersionSummarySchema> {
   return {
     version: version.version,
     deleted: version.deleted,
@@ -28,11 +36,11 @@ export function versionSummaryView(version: ConfigVersionSummary) {
   };
 }
 
-export function versionView(version: ConfigVersion) {
+export function versionView(version: ConfigVersion): ResponseBody<typeof VersionSchemaOut> {
   return { name: version.name, ...versionSummaryView(version), content: version.body };
 }
 
-export function reloadView(outcome: ReloadOutcome) {
+export function reloadView(outcome: ReloadOutcome): ResponseBody<typeof ReloadSchema> {
   return {
     reloaded_at: outcome.reloadedAt.toISOString(),
     source: 'db' as const,

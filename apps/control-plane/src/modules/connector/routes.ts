@@ -1,9 +1,11 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { type ConnectorAccess, connectorGuard } from './auth.ts';
 import { CONNECTOR_ENDPOINTS, type ConnectorEndpoint } from './endpoints.ts';
 import type { ListAnswer } from './listings.ts';
+import type { ManifestSchema } from './responses.ts';
 import {
   GroupListQuerySchema,
   parseFunctionId,
@@ -66,7 +68,7 @@ export function connectorRouter(deps: ConnectorRouterDeps): Router {
         capability: e.capability,
         enabled: e.capability === null || granted.includes(e.capability),
       })),
-    };
+    } satisfies ResponseBody<typeof ManifestSchema>;
   });
 
   router.get('/reasoners', guard('reasoners:read'), noStore, async (ctx) => {

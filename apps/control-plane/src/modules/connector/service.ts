@@ -1,6 +1,7 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import type { Logger } from '../../platform/logger.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import {
   listNodeInstances,
   type NodeInstanceRecord,
@@ -9,6 +10,7 @@ import {
   setTrafficWeight,
 } from '../nodes/index.ts';
 import type { ConnectorListings, ListAnswer } from './listings.ts';
+import type { RestartSchema } from './responses.ts';
 import type { FunctionRef, GroupListQuery, ReasonerListQuery, VersionScope } from './schemas.ts';
 import {
   functionsOfNode,
@@ -163,7 +165,7 @@ export function createConnectorService(deps: ConnectorServiceDeps) {
             status: outcome.record.lifecycleStatus,
             status_reason: outcome.record.statusReason,
             admin_state: outcome.record.adminState,
-          };
+          } satisfies ResponseBody<typeof RestartSchema>;
         case 'unsupported':
           throw new ProblemError(
             'conflict',

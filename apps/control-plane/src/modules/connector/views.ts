@@ -1,4 +1,12 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { compareStatus, healthView, isRoutable, type NodeInstanceRecord } from '../nodes/index.ts';
+import type {
+  GroupSchema,
+  ReasonerSchema,
+  ReasonerSummarySchema,
+  VersionListSchema,
+  VersionSchema,
+} from './responses.ts';
 import { type FunctionRef, type FunctionType, functionId } from './schemas.ts';
 
 /*
@@ -64,7 +72,11 @@ function shareOf(instance: NodeInstanceRecord, routableWeight: number): number {
  * A reasoner record: one function of one node, with the versions serving it. `detail` adds the
  * schemas and examples (GET one reasoner); lists leave them out.
  */
-export function reasonerView(fn: FunctionRef, serving: NodeInstanceRecord[], detail: boolean) {
+export function reasonerView(
+  fn: FunctionRef,
+  serving: NodeInstanceRecord[],
+  detail: boolean,
+): ResponseBody<typeof ReasonerSummarySchema> | ResponseBody<typeof ReasonerSchema> {
   const shown = describing(serving);
   const spec = functionsOf(shown, fn.type).find((f) => f.id === fn.name)!;
   const { total, routable } = weights(serving);
@@ -112,7 +124,11 @@ export function functionsOfNode(instances: NodeInstanceRecord[]): Array<{
 }
 
 /** One version (instance) of a node, with its weight and the share of traffic it gets now. */
-export function versionView(instance: NodeInstanceRecord, routableWeight: number, context: ViewContext) {
+export function versionView(
+  instance: NodeInstanceRecord,
+  routableWeight: number,
+  context: ViewContext,
+): ResponseBody<typeof VersionSchema> {
   return {
     node_id: instance.nodeId,
     version: instance.version,
@@ -138,7 +154,7 @@ export function versionsView(
   fn: FunctionRef | null,
   scope: NodeInstanceRecord[],
   context: ViewContext,
-) {
+): ResponseBody<typeof VersionListSchema> {
   const { total, routable } = weights(scope);
   return {
     id: fn ? fn.id : nodeId,
@@ -151,7 +167,7 @@ export function versionsView(
 }
 
 /** A group: one node id with all its versions, their functions and weights. */
-export function groupView(instances: NodeInstanceRecord[]) {
+export function groupView(instances: NodeInstanceRecord[]): ResponseBody<typeof GroupSchema> {
   const { total, routable } = weights(instances);
   const nodeId = instances[0]!.nodeId;
   return {

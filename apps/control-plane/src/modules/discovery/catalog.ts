@@ -1,4 +1,11 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { LifecycleStatus, NodeInstance, ReasonerSpec, SkillSpec } from '../nodes/index.ts';
+import type {
+  AgentCapabilitySchema,
+  CapabilityListingSchema,
+  FunctionCapabilitySchema,
+  PaginationSchema,
+} from './responses.ts';
 import type { DiscoveryHealthStatus, DiscoveryQuery } from './schemas.ts';
 
 /** Discovery's health word for each lifecycle state (schemas.ts maps the synonyms callers use). */
@@ -10,38 +17,17 @@ export const HEALTH_BY_LIFECYCLE: Record<LifecycleStatus, DiscoveryHealthStatus>
 };
 
 /** One reasoner or skill as discovery lists it; optional members follow the include_* flags. */
-export interface FunctionCapability {
-  id: string;
-  description?: string;
-  tags: string[];
-  input_schema?: Record<string, unknown>;
-  output_schema?: Record<string, unknown>;
-  examples?: unknown[];
-  invocation_target: string;
-}
+export type FunctionCapability = ResponseBody<typeof FunctionCapabilitySchema>;
 
-/** One registered node instance as discovery lists it. */
-export interface AgentCapability {
-  agent_id: string;
-  base_url: string;
-  version: string;
-  health_status: DiscoveryHealthStatus;
-  deployment_type: 'long_running' | 'serverless';
-  /** Null until the instance has sent its first heartbeat. */
-  last_heartbeat: string | null;
-  reasoners: FunctionCapability[];
-  skills: FunctionCapability[];
-}
+/** One registered node instance as discovery lists it; last_heartbeat is null until its first. */
+export type AgentCapability = ResponseBody<typeof AgentCapabilitySchema>;
 
-/** Where a page sits in the filtered result, and where the next one starts. */
-export interface Pagination {
-  /** The limit asked for (a page may hold fewer entries, see the answer byte bound in render.ts). */
-  limit: number;
-  offset: number;
-  has_more: boolean;
-  /** The offset of the next page, or null on the last one: the one safe way to continue. */
-  next_offset: number | null;
-}
+/**
+ * Where a page sits in the filtered result, and where the next one starts: `limit` is the limit
+ * asked for (a page may hold fewer entries, see the answer byte bound in render.ts); `next_offset`
+ * is null on the last page, and the one safe way to continue.
+ */
+export type Pagination = ResponseBody<typeof PaginationSchema>;
 
 /** The pagination of a page of `shown` entries from `offset` out of `total`. */
 export function paginationOf(limit: number, offset: number, shown: number, total: number): Pagination {
@@ -50,14 +36,7 @@ export function paginationOf(limit: number, offset: number, shown: number, total
 }
 
 /** The full (json) discovery answer: every agent with its reasoners and skills (content/api/discovery.md). */
-export interface CapabilityListing {
-  discovered_at: string;
-  total_agents: number;
-  total_reasoners: number;
-  total_skills: number;
-  pagination: Pagination;
-  capabilities: AgentCapability[];
-}
+export type CapabilityListing = ResponseBody<typeof CapabilityListingSchema>;
 
 /** A case-insensitive wildcard test: `*abc*` contains, `abc*` starts with, `*abc` ends with, else exact. */
 export function wildcardMatcher(pattern: string): (value: string) => boolean {

@@ -1,10 +1,12 @@
 import { ENVELOPE_BYTES, fitJsonEntries, fitWithin } from '../../platform/http/bounded-page.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import {
   type AgentCapability,
   type CapabilityListing,
   type FunctionCapability,
   paginationOf,
 } from './catalog.ts';
+import type { CompactFunctionSchema } from './responses.ts';
 import type { DiscoveryFormat } from './schemas.ts';
 
 /** A discovery answer ready to send. */
@@ -47,7 +49,12 @@ function jsonListing(listing: CapabilityListing, budget: number): string {
 function compactListing(listing: CapabilityListing, budget: number): string {
   const flatten = (agent: AgentCapability, functions: FunctionCapability[]) =>
     functions.map((fn) =>
-      JSON.stringify({ id: fn.id, agent_id: agent.agent_id, target: fn.invocation_target, tags: fn.tags }),
+      JSON.stringify({
+        id: fn.id,
+        agent_id: agent.agent_id,
+        target: fn.invocation_target,
+        tags: fn.tags,
+      } satisfies ResponseBody<typeof CompactFunctionSchema>),
     );
   const { shown, pieces } = fitWithin(
     listing.capabilities,

@@ -1,7 +1,9 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { findUnstorable } from '../../platform/json-storable.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { findExecution } from './repository.ts';
+import type { LogsPageSchema } from './responses.ts';
 import type { Note } from './schemas.ts';
 import { notFound } from './service.ts';
 
@@ -114,7 +116,11 @@ export function createExecutionLogs(deps: { db: Knex; now: () => Date }) {
     },
 
     /** One page of entries after `after` (an entry id), oldest first. */
-    async read(executionId: string, after: number | undefined, limit = LOG_PAGE) {
+    async read(
+      executionId: string,
+      after: number | undefined,
+      limit = LOG_PAGE,
+    ): Promise<ResponseBody<typeof LogsPageSchema>> {
       if (!(await findExecution(deps.db, executionId))) throw notFound(executionId);
       const query = deps
         .db('execution_logs')

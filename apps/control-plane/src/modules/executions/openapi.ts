@@ -9,7 +9,20 @@ import { TIME_RANGE } from '../../platform/http/timestamps.ts';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { LOG_PAGE, MAX_ENTRIES_PER_REQUEST, MAX_LOG_ENTRIES } from './logs.ts';
 import { MAX_DAG_NODES } from './queries.ts';
-import { EXECUTION_STATUSES } from './records.ts';
+import {
+  AcknowledgementSchema,
+  BatchStatusRecordsSchema,
+  CancelAnswerSchema,
+  DagSchema,
+  ExecutionInputSchema,
+  ExecutionListSchema,
+  LogEntry,
+  LogsAcceptedSchema,
+  LogsPageSchema,
+  NoteAnswerSchema,
+  StatusRecordSchema,
+  SyncResultSchema,
+} from './responses.ts';
 import { EXECUTE_BODY_LIMIT, NOTE_LIMIT, REPORT_LIMIT } from './routes.ts';
 import {
   BatchStatusSchema,
@@ -24,20 +37,11 @@ import {
 } from './schemas.ts';
 
 /*
- * The execution API as routes.ts serves it: requests are the schemas the routes parse with;
- * responses are the shapes records.ts, queries.ts and logs.ts build, written here as schemas (they
- * are plain functions). Response objects list the members clients rely on and allow more, so a
- * member added to a record does not break clients; one renamed or removed fails
- * test/openapi.test.ts. The SSE stream (event-openapi.ts) and the webhook routes
- * (../webhooks/openapi.ts) are described by their own modules.
+ * The execution API as routes.ts serves it: operations, examples and problem cases. Requests are
+ * the schemas the routes parse with; the answers' schemas are in responses.ts. The SSE stream
+ * (event-openapi.ts) and the webhook routes (../webhooks/openapi.ts) are described by their own
+ * modules.
  */
-
-const Timestamp = z.iso.datetime();
-const ExecutionStatus = z.enum(EXECUTION_STATUSES).meta({
-  description:
-    '`queued`: waiting for a dispatcher (async lane); `running`: with the agent; `waiting`: paused for an approval. Terminal: `succeeded`, `failed`, `cancelled`, `timeout`. `pending` is a legacy name the control plane never writes.',
-});
-const FunctionType = z.enum(['reasoner', 'skill']);
 
 /** The path parameter of every /api/v1/executions/{execution_id}/... route. */
 const ExecutionPath = z.object({
@@ -110,9 +114,6 @@ const WebhookSchema = z
 
 const AsyncBodySchema = ExecuteBodySchema.extend({ webhook: WebhookSchema.optional() });
 
-const LogEntry = z.record(z.string(), z.unknown()).meta({
-  description: 'One structured log line: any JSON object (SDKs send level, message, timestamp, …).',
-});
 const LogsBodySchema = z
   .union([
     LogEntry,
@@ -151,155 +152,6 @@ const LogsQuery = LogsQuerySchema.extend({
     description: `Most entries in the page (1 to ${LOG_PAGE}, default ${LOG_PAGE}).`,
   }),
 });
-
-// ---- responses ----
-
-const WaitingForSchema = z
-  .union([
-    z.looseObject({
-      type: z.literal('approval'),
-      approval_request_id: z.string(),
-      approval_request_url: z
-        .string()
-        .nullable()
-        .meta({ description: 'Where a person reviews it; null when the agent named no page.' }),
-      expires_at: Timestamp.nullable(),
-    }),
-    z.looseObject({
-      type: z.literal('child'),
-      reason: z.string().nullable().meta({ description: "The agent's words, e.g. `awaiting child exec_…`." }),
-      since: Timestamp,
-    }),
-  ])
-  .meta({
-    id: 'ExecutionWaitingFor',
-    description:
-      'What a `waiting` execution waits for: its own approval request (`approval`), or a paused child its agent awaits (`child`, reported through awaiter-status).',
-  });
-
-const StatusRecordSchema = z
-  .looseObject({
-    execution_id: z.string(),
-    run_id: z.string(),
-    workflow_id: z.string(),
-    parent_execution_id: z.string().nullable().meta({ description: 'From X-Parent-Execution-ID.' }),
-    target: z.string().meta({ description: 'The target in its canonical spelling.' }),
-    node_id: z.string(),
-    type: FunctionType,
-    status: ExecutionStatus,
-    created_at: Timestamp,
-    started_at: Timestamp.nullable().meta({
-      description: 'When it was sent to the agent; null while queued.',
-    }),
-    completed_at: Timestamp.nullable().meta({ description: 'Null until terminal.' }),
-    duration_ms: z
-      .int()
-      .nullable()
-      .meta({ description: 'From started_at to completed_at; null until terminal.' }),
-    result: z.unknown().meta({ description: "The agent's result (any JSON); null unless succeeded." }),
-    error: z.string().nullable().meta({ description: 'Why it failed, was cancelled or timed out.' }),
-    error_details: z.unknown().meta({ description: 'Structured error data from the agent, or null.' }),
-    progress: z.int().min(0).max(100).nullable().meta({ description: 'Last progress the agent reported.' }),
-    routed_version: z.string().nullable().meta({ description: 'The version of the node that runs it.' }),
-    webhook_registered: z.boolean(),
-    webhook_error: z.string().nullable().meta({ description: 'Why the submitted webhook was refused.' }),
-    waiting_for: WaitingForSchema.optional().meta({ description: 'Only while `waiting`.' }),
-    result_truncated: z.literal(true).optional().meta({
-      description:
-        'Only in the list (results over 64 KiB) and batch-status (over 256 KiB): result (or error_details) was left out; GET the execution by id for it.',
-    }),
-  })
-  .meta({ id: 'ExecutionStatusRecord', description: 'Where one execution is, and how it ended.' });
-
-const SyncResultSchema = z
-  .looseObject({
-    execution_id: z.string(),
-    run_id: z.string(),
-    workflow_id: z.string(),
-    status: ExecutionStatus,
-    result: z.unknown().meta({ description: "The agent's result (any JSON); null unless succeeded." }),
-    error_message: z.string().optional().meta({ description: 'Present whenever status is not `succeeded`.' }),
-    duration_ms: z.int().nullable(),
-    finished_at: Timestamp.nullable(),
-  })
-  .meta({ id: 'ExecutionResult', description: 'The outcome of a synchronous execution.' });
-
-const AcknowledgementSchema = z
-  .looseObject({
-    execution_id: z.string(),
-    workflow_id: z.string(),
-    run_id: z.string(),
-    status: ExecutionStatus.meta({ description: '`queued`.' }),
-    target: z.string(),
-    type: FunctionType,
-    created_at: Timestamp,
-    webhook_registered: z.boolean(),
-    webhook_error: z
-      .string()
-      .nullable()
-      .meta({ description: 'Why the webhook was refused (the execution is queued anyway); null otherwise.' }),
-  })
-  .meta({ id: 'ExecutionAccepted', description: 'An execution queued on the async lane.' });
-
-const ExecutionListSchema = z.looseObject({
-  executions: z.array(StatusRecordSchema).meta({ description: 'Newest first.' }),
-  next_cursor: z
-    .string()
-    .nullable()
-    .meta({ description: 'The `cursor` of the next page; null on the last.' }),
-});
-
-const CancelAnswerSchema = StatusRecordSchema.extend({
-  agent_notified: z.boolean().meta({
-    description: 'Whether the agent running it took the cancel notice; false for a queued execution.',
-  }),
-  agent_error: z.string().nullable().meta({ description: 'Why the notice did not reach the agent.' }),
-}).meta({ id: 'ExecutionCancelled' });
-
-const LogsAcceptedSchema = z.looseObject({
-  execution_id: z.string(),
-  accepted: z.int().min(0).meta({ description: 'Entries stored.' }),
-});
-
-const LogsPageSchema = z.looseObject({
-  execution_id: z.string(),
-  entries: z.array(
-    z.looseObject({
-      id: z.int().min(1).meta({ description: 'Increases with every entry stored.' }),
-      received_at: Timestamp,
-      entry: z.record(z.string(), z.unknown()).meta({ description: 'The entry as posted.' }),
-    }),
-  ),
-  next_after: z.int().nullable().meta({ description: 'The `after` of the next page; null on the last.' }),
-});
-
-const DagSchema = z
-  .looseObject({
-    workflow_id: z.string(),
-    run_id: z.string().meta({ description: 'The run of the oldest execution.' }),
-    depth: z.int().min(1).meta({ description: 'The deepest level: root executions are at 1.' }),
-    total_nodes: z.int().min(1),
-    truncated: z.boolean().meta({
-      description: `True when the workflow has more than ${MAX_DAG_NODES} executions; only the oldest are listed.`,
-    }),
-    nodes: z.array(
-      z.looseObject({
-        execution_id: z.string(),
-        parent_execution_id: z.string().nullable(),
-        node_id: z.string(),
-        target: z.string(),
-        status: ExecutionStatus,
-        duration_ms: z.int().nullable(),
-        depth: z.int().min(1),
-        started_at: Timestamp.nullable(),
-        completed_at: Timestamp.nullable(),
-      }),
-    ),
-    edges: z
-      .array(z.looseObject({ from: z.string(), to: z.string() }))
-      .meta({ description: 'Parent → child, between executions of this workflow.' }),
-  })
-  .meta({ id: 'WorkflowDag', description: "A workflow's executions as a graph, oldest first." });
 
 // ---- examples: hello-agent.summarize, as the server answers ----
 
@@ -715,7 +567,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': {
           description: 'By execution id.',
-          ...json(z.record(z.string(), StatusRecordSchema), { [EXEC]: running }),
+          ...json(BatchStatusRecordsSchema, { [EXEC]: running }),
         },
         ...problems(
           '/api/v1/executions/batch-status',
@@ -752,18 +604,11 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': {
           description: 'The execution id, its target and its input.',
-          ...json(
-            z.object({
-              execution_id: z.string(),
-              target: z.string(),
-              input: z.record(z.string(), z.unknown()),
-            }),
-            {
-              execution_id: 'exec_3v8b1n6r4t9c2d7f5k0m3q8w1x',
-              target: 'hello-agent.summarize',
-              input: { text: 'Switchyard routes calls to agents.' },
-            },
-          ),
+          ...json(ExecutionInputSchema, {
+            execution_id: 'exec_3v8b1n6r4t9c2d7f5k0m3q8w1x',
+            target: 'hello-agent.summarize',
+            input: { text: 'Switchyard routes calls to agents.' },
+          }),
         },
       },
     }),
@@ -1009,7 +854,7 @@ export const executionsOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '201': {
           description: 'The note as kept.',
-          ...json(z.looseObject({ execution_id: z.string(), note: LogEntry }), {
+          ...json(NoteAnswerSchema, {
             execution_id: EXEC,
             note: {
               type: 'note',

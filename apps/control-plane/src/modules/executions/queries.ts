@@ -1,8 +1,10 @@
 import { ProblemError } from '@switchyard/shared';
 import type { Knex } from 'knex';
 import { timeInRange } from '../../platform/http/timestamps.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { type ExecutionRow, type ExecutionStatus, iso, statusRecord } from './records.ts';
 import { findExecutions, listExecutions, workflowExecutions, workflowPayloads } from './repository.ts';
+import type { DagSchema } from './responses.ts';
 import { ExecutionIdSchema } from './schemas.ts';
 
 /** Largest result a list record carries; larger ones say `result_truncated` (GET by id has it). */
@@ -89,7 +91,7 @@ export function createExecutionQueries(db: Knex) {
      * The workflow's executions as nodes, and parent → child edges between executions of the
      * same workflow. One indexed read of narrow rows: a 10,000-execution workflow is one query.
      */
-    async dag(workflowId: string) {
+    async dag(workflowId: string): Promise<ResponseBody<typeof DagSchema>> {
       const rows = await workflowExecutions(db, workflowId, MAX_DAG_NODES);
       if (rows.length === 0) {
         throw new ProblemError(

@@ -1,3 +1,6 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
+import type { AcknowledgementSchema, StatusRecordSchema, SyncResultSchema } from './responses.ts';
+
 /** Execution statuses (spec §3). `pending` is a legacy name the control plane never writes. */
 export const EXECUTION_STATUSES = [
   'queued',
@@ -112,7 +115,7 @@ function waitingForOf(value: WaitingFor | string): WaitingFor {
 }
 
 /** The status record of `GET /api/v1/executions/{id}` (spec §2), plus where the execution sits. */
-export function statusRecord(row: ExecutionRow) {
+export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecordSchema> {
   return {
     execution_id: row.execution_id,
     run_id: row.run_id,
@@ -143,8 +146,8 @@ export function statusRecord(row: ExecutionRow) {
 export type StatusRecord = ReturnType<typeof statusRecord>;
 
 /** The synchronous result of `POST /api/v1/execute/{target}` (spec §2). */
-export function syncResult(row: ExecutionRow) {
-  const result: Record<string, unknown> = {
+export function syncResult(row: ExecutionRow): ResponseBody<typeof SyncResultSchema> {
+  return {
     execution_id: row.execution_id,
     run_id: row.run_id,
     workflow_id: row.workflow_id,
@@ -152,9 +155,8 @@ export function syncResult(row: ExecutionRow) {
     result: row.result ?? null,
     duration_ms: millis(row.duration_ms),
     finished_at: iso(row.completed_at),
+    ...(row.status !== 'succeeded' ? { error_message: row.error ?? `execution ${row.status}` } : {}),
   };
-  if (row.status !== 'succeeded') result.error_message = row.error ?? `execution ${row.status}`;
-  return result;
 }
 
 /** The 202 acknowledgement of `POST /api/v1/execute/async/{target}` (spec §2). */
@@ -171,7 +173,7 @@ export function acknowledgement(
     | 'webhook_registered'
     | 'webhook_error'
   >,
-) {
+): ResponseBody<typeof AcknowledgementSchema> {
   return {
     execution_id: row.execution_id,
     workflow_id: row.workflow_id,

@@ -3,12 +3,14 @@ import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import { readCallerContext } from '../../platform/http/context-headers.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { MAX_RESULT_BYTES } from './agent-client.ts';
 import type { LocalCalls } from './local-calls.ts';
 import type { ExecutionLogs } from './logs.ts';
 import { entriesOf } from './logs.ts';
 import type { ExecutionQueries } from './queries.ts';
 import { acknowledgement, statusRecord, syncResult } from './records.ts';
+import type { CancelAnswerSchema, LogsAcceptedSchema, NoteAnswerSchema } from './responses.ts';
 import {
   BatchStatusSchema,
   ExecuteBodySchema,
@@ -120,7 +122,11 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
 
   router.post('/api/v1/executions/:id/cancel', async (ctx) => {
     const { row, agentNotified, agentError } = await service.cancel(executionIdOf(ctx));
-    ctx.body = { ...statusRecord(row), agent_notified: agentNotified, agent_error: agentError };
+    ctx.body = {
+      ...statusRecord(row),
+      agent_notified: agentNotified,
+      agent_error: agentError,
+    } satisfies ResponseBody<typeof CancelAnswerSchema>;
   });
 
   router.post('/api/v1/executions/:id/logs', async (ctx) => {
@@ -128,7 +134,7 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
     const entries = entriesOf(await readJsonBody(ctx, LOGS_LIMIT));
     const accepted = await logs.append(id, entries);
     ctx.status = 202;
-    ctx.body = { execution_id: id, accepted };
+    ctx.body = { execution_id: id, accepted } satisfies ResponseBody<typeof LogsAcceptedSchema>;
   });
 
   router.get('/api/v1/executions/:id/logs', async (ctx) => {
@@ -160,7 +166,10 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
       );
     }
     ctx.status = 201;
-    ctx.body = { execution_id: id, note: await logs.note(id, note) };
+    ctx.body = {
+      execution_id: id,
+      note: await logs.note(id, note),
+    } satisfies ResponseBody<typeof NoteAnswerSchema>;
   });
 
   router.get('/api/v1/workflows/:workflow_id/dag', async (ctx) => {

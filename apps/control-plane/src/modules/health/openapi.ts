@@ -1,26 +1,5 @@
-import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-
-/** One named check of the report. Probes may add figures of their own (the cache's `entries`). */
-const HealthCheckSchema = z
-  .looseObject({
-    status: z.enum(['healthy', 'unhealthy']),
-    message: z.string(),
-    response_time: z.number().min(0).meta({ description: 'How long the check took, in milliseconds.' }),
-  })
-  .meta({ id: 'HealthCheck' });
-
-/** GET /api/v1/health (spec §2 "Health report"), as service.ts builds it. */
-const HealthReportSchema = z
-  .object({
-    status: z.enum(['healthy', 'unhealthy']),
-    timestamp: z.iso.datetime(),
-    version: z.string(),
-    checks: z
-      .record(z.string(), HealthCheckSchema)
-      .meta({ description: 'By check name: `storage`, `cache`.' }),
-  })
-  .meta({ id: 'HealthReport' });
+import { HealthReportSchema } from './responses.ts';
 
 const healthy = {
   status: 'healthy',

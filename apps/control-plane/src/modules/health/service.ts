@@ -1,23 +1,16 @@
 import { nowIso } from '@switchyard/shared';
 import type { Database } from '@switchyard/shared/db';
+import type { z } from 'zod';
 import type { HealthProbe } from '../../platform/health-probe.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
+import type { HealthCheckSchema, HealthReportSchema } from './responses.ts';
 
 export type { HealthProbe };
 
-export interface HealthCheck {
-  status: 'healthy' | 'unhealthy';
-  message: string;
-  response_time: number;
-  /** Figures a probe reports besides its message (e.g. the cache's entries). */
-  [detail: string]: unknown;
-}
+/** One check: its schema is loose on purpose, for the figures a probe reports besides its message. */
+export type HealthCheck = z.output<typeof HealthCheckSchema>;
 
-export interface HealthReport {
-  status: 'healthy' | 'unhealthy';
-  timestamp: string;
-  version: string;
-  checks: Record<string, HealthCheck>;
-}
+export type HealthReport = ResponseBody<typeof HealthReportSchema>;
 
 async function runProbe(probe: HealthProbe): Promise<HealthCheck> {
   const started = performance.now();

@@ -11,7 +11,7 @@ import {
 } from './event-routes.ts';
 import { MEMORY_EVENTS_WS_PATH } from './event-socket.ts';
 import { MEMORY_CHANGE } from './events.ts';
-import { SCOPES } from './scopes.ts';
+import { MemoryHistorySchema } from './responses.ts';
 
 /*
  * The memory event streams as event-routes.ts and event-socket.ts serve them. The queries are the
@@ -21,32 +21,6 @@ import { SCOPES } from './scopes.ts';
 
 const cursorMessage =
   'not an event id this server sent (expected <tx>-<id>, as in the frames\u2019 id: lines)';
-
-/** A memory change as history answers it and the streams send it (spec §6). */
-const MemoryEventSchema = z
-  .object({
-    id: z.string().meta({
-      description:
-        'The event id (`<tx>-<id>`): resume after it with `Last-Event-ID`, `last_event_id` or `after`, on any replica.',
-    }),
-    type: z.literal(MEMORY_CHANGE),
-    scope: z.enum(SCOPES),
-    scope_id: z.string().meta({ description: 'The scope’s id (`global` for the global scope).' }),
-    key: z.string(),
-    action: z.enum(['set', 'delete']),
-    data: z.unknown().meta({ description: 'The value written, or for a delete the value removed.' }),
-    timestamp: z.iso.datetime().meta({ description: 'When the change was applied.' }),
-  })
-  .meta({ id: 'MemoryEvent' });
-
-const HistorySchema = z.object({
-  events: z.array(MemoryEventSchema).meta({ description: 'Oldest first.' }),
-  has_more: z.boolean().meta({ description: 'True when more events matched after the last one here.' }),
-  next_cursor: z.string().nullable().meta({
-    description:
-      'Pass as `after` for the next page (also when `has_more` is false, to poll later for newer events); null when the page is empty and no `after` was given.',
-  }),
-});
 
 const LastEventIdHeader = z.object({
   'Last-Event-ID': z.string().optional().meta({
@@ -171,7 +145,7 @@ export const memoryEventsOpenApi: ZodOpenApiPathsObject = {
           description: 'One page of changes.',
           content: {
             'application/json': {
-              schema: HistorySchema,
+              schema: MemoryHistorySchema,
               example: {
                 events: [
                   { id: '7512-4081', type: MEMORY_CHANGE, ...change },

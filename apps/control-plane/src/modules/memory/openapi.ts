@@ -2,16 +2,14 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
+import { DeletedSchema, MemoryEntryListSchema, MemoryEntrySchema, WrittenSchema } from './responses.ts';
 import { KeyBodySchema, LIST_PAGE_SIZE, ListQuerySchema, SetBodySchema } from './schemas.ts';
 import { quotaExceededCase } from './scope-quota.ts';
-import { SCOPES } from './scopes.ts';
 
 /*
  * Key-value memory as routes.ts serves it; the request schemas are the ones the routes parse
  * with. Vector memory and the memory event streams document themselves in their own files.
  */
-
-const Timestamp = z.iso.datetime();
 
 const contextHeader = (description: string) => z.string().min(1).max(256).optional().meta({ description });
 
@@ -21,38 +19,6 @@ export const MemoryScopeHeaders = z.object({
   'X-Session-ID': contextHeader('Names the session scope.'),
   'X-Actor-ID': contextHeader('Names the actor scope.'),
 });
-
-const ScopeOut = z.enum(SCOPES);
-
-const WrittenSchema = z
-  .looseObject({
-    key: z.string(),
-    scope: ScopeOut.meta({ description: 'The scope written to.' }),
-    scope_id: z.string().meta({ description: 'Its id (`global` for the global scope).' }),
-    created_at: Timestamp.meta({ description: 'When the key was first written in this scope.' }),
-    updated_at: Timestamp.meta({ description: 'When this write happened.' }),
-  })
-  .meta({ id: 'MemoryWrite' });
-
-export const MemoryEntrySchema = z
-  .looseObject({
-    key: z.string(),
-    data: z.unknown().meta({ description: 'The stored JSON value, as written.' }),
-    scope: ScopeOut.meta({ description: 'The scope the value came from.' }),
-    scope_id: z.string(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .meta({ id: 'MemoryEntry', description: 'A key-value memory entry.' });
-
-const DeletedSchema = z
-  .looseObject({
-    key: z.string(),
-    scope: ScopeOut,
-    scope_id: z.string(),
-    deleted: z.boolean().meta({ description: 'False when the key was not there (not an error).' }),
-  })
-  .meta({ id: 'MemoryDelete' });
 
 const entry = {
   key: 'draft',
@@ -174,7 +140,7 @@ export const memoryOpenApi: ZodOpenApiPathsObject = {
               example: '</api/v1/memory/list?scope=workflow&limit=1&after=draft>; rel="next"',
             }),
           }),
-          ...json(z.array(MemoryEntrySchema), [entry]),
+          ...json(MemoryEntryListSchema, [entry]),
         },
         ...problemResponses('/api/v1/memory/list', [
           {

@@ -1,11 +1,16 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { DEFAULT_BODY_LIMIT } from '../../platform/http/request-body.ts';
 import { jsonBodyProblems, type ProblemCase, problemResponses } from '../../platform/openapi/problem.ts';
 import { MemoryScopeHeaders } from './openapi.ts';
 import { quotaExceededCase } from './scope-quota.ts';
-import { SCOPES } from './scopes.ts';
 import { memorySettings } from './settings.ts';
+import {
+  StoredVectorSchema,
+  VectorDeletedSchema,
+  VectorEntrySchema,
+  VectorSearchAnswerSchema,
+} from './vector-responses.ts';
 import { DEFAULT_TOP_K, MAX_METADATA_BYTES, MAX_TOP_K, vectorSchemas } from './vector-schemas.ts';
 import { EXACT_BELOW, HNSW_MAX_DIMENSIONS } from './vector-search.ts';
 
@@ -18,67 +23,6 @@ const MAX_DIMENSIONS = memorySettings.maxVectorDimensions.schema.parse(
   memorySettings.maxVectorDimensions.default,
 );
 const schemas = vectorSchemas(MAX_DIMENSIONS);
-const Timestamp = z.iso.datetime();
-const ScopeOut = z.enum(SCOPES);
-
-const StoredSchema = z
-  .looseObject({
-    key: z.string(),
-    scope: ScopeOut.meta({ description: 'The scope written to.' }),
-    scope_id: z.string().meta({ description: 'Its id (`global` for the global scope).' }),
-    dimensions: z.int().min(1).meta({ description: 'How many numbers the embedding has.' }),
-    created_at: Timestamp.meta({ description: 'When the key was first written in this scope.' }),
-    updated_at: Timestamp.meta({ description: 'When this write happened.' }),
-  })
-  .meta({ id: 'VectorWrite' });
-
-const EntrySchema = z
-  .looseObject({
-    key: z.string(),
-    embedding: z.array(z.number()).meta({
-      description: 'The numbers as stored: float4, so a number may come back rounded (0.1 stays 0.1).',
-    }),
-    metadata: z.record(z.string(), z.unknown()),
-    dimensions: z.int().min(1),
-    scope: ScopeOut.meta({ description: 'The scope the vector came from.' }),
-    scope_id: z.string(),
-    created_at: Timestamp,
-    updated_at: Timestamp,
-  })
-  .meta({ id: 'VectorEntry', description: 'A stored vector with its metadata.' });
-
-const DeletedSchema = z
-  .looseObject({
-    key: z.string(),
-    scope: ScopeOut,
-    scope_id: z.string(),
-    deleted: z.boolean().meta({ description: 'False when there was no vector (not an error).' }),
-  })
-  .meta({ id: 'VectorDelete' });
-
-const HitSchema = z
-  .looseObject({
-    key: z.string(),
-    score: z.number().min(-1).max(1).meta({ description: 'Cosine similarity to the query, -1 to 1.' }),
-    metadata: z.record(z.string(), z.unknown()),
-    scope: ScopeOut,
-    scope_id: z.string(),
-  })
-  .meta({ id: 'VectorSearchHit' });
-
-const ResultsSchema = z.looseObject({ results: z.array(HitSchema) }).meta({
-  id: 'VectorSearchResults',
-  description: 'The answer by default (`memory.vector_search_response: results`).',
-});
-
-const HitListSchema = z.array(HitSchema).meta({
-  id: 'VectorSearchHitList',
-  description:
-    'The answer with `memory.vector_search_response: array`: the same results, bare, as the agent SDKs expect.',
-});
-
-/** One shape per server, chosen by memory.vector_search_response: never both in one deployment. */
-const SearchAnswerSchema = z.xor([ResultsSchema, HitListSchema]);
 
 // ---- examples ----
 
@@ -129,7 +73,7 @@ function storeOperation(operationId: string, path: string, extra: string): ZodOp
       store: { summary: 'A vector with metadata', value: { key: 'doc-42', embedding, metadata } },
     }),
     responses: {
-      '200': { description: 'Stored.', ...json(StoredSchema, stored) },
+      '200': { description: 'Stored.', ...json(StoredVectorSchema, stored) },
       ...problemResponses(path, [
         ...jsonBodyProblems(DEFAULT_BODY_LIMIT, badEmbedding),
         {
@@ -182,7 +126,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': {
           description: 'The vector.',
-          ...json(EntrySchema, { ...stored, embedding, metadata, updated_at: stored.created_at }),
+          ...json(VectorEntrySchema, { ...stored, embedding, metadata, updated_at: stored.created_at }),
         },
         ...problemResponses('/api/v1/memory/vector/doc-42', [
           keyPath('or a bad scope, scope_id or context header'),
@@ -207,7 +151,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': {
           description: 'Deleted, or there was nothing to delete.',
-          ...json(DeletedSchema, { key: 'doc-42', scope: 'workflow', scope_id: 'wf_9', deleted: true }),
+          ...json(VectorDeletedSchema, { key: 'doc-42', scope: 'workflow', scope_id: 'wf_9', deleted: true }),
         },
         ...problemResponses('/api/v1/memory/vector/doc-42', [
           keyPath('or a bad scope, scope_id or context header'),
@@ -228,7 +172,12 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': {
           description: 'Deleted, or there was nothing to delete.',
-          ...json(DeletedSchema, { key: 'doc-42', scope: 'workflow', scope_id: 'wf_9', deleted: false }),
+          ...json(VectorDeletedSchema, {
+            key: 'doc-42',
+            scope: 'workflow',
+            scope_id: 'wf_9',
+            deleted: false,
+          }),
         },
         ...problemResponses(
           '/api/v1/memory/vector/delete',
@@ -267,7 +216,7 @@ export const vectorMemoryOpenApi: ZodOpenApiPathsObject = {
             'The results, best first (fewer than asked when fewer match): `{ results: [...] }`, or the bare array of the same results when the server runs with `memory.vector_search_response: array`.',
           content: {
             'application/json': {
-              schema: SearchAnswerSchema,
+              schema: VectorSearchAnswerSchema,
               examples: {
                 results: { summary: 'By default (`results`)', value: { results: [hit] } },
                 array: { summary: 'With `memory.vector_search_response: array`', value: [hit] },

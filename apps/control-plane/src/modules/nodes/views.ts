@@ -1,4 +1,12 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { compareStatus, isRoutable } from './lifecycle.ts';
+import type {
+  BulkEntrySchema,
+  HealthViewSchema,
+  InstanceSchema,
+  NodeSchema,
+  NodeStatusSchema,
+} from './responses.ts';
 import type { LifecycleStatus, NodeInstanceRecord } from './schemas.ts';
 
 /**
@@ -21,7 +29,11 @@ function seconds(ms: number | null): number | null {
 }
 
 /** Health results of one instance as the API shows them. */
-export function healthView(instance: NodeInstanceRecord, now: number, staleThresholdMs: number) {
+export function healthView(
+  instance: NodeInstanceRecord,
+  now: number,
+  staleThresholdMs: number,
+): ResponseBody<typeof HealthViewSchema> {
   const last = instance.lastHeartbeat ? Date.parse(instance.lastHeartbeat) : null;
   return {
     consecutive_failures: instance.health.consecutiveFailures,
@@ -37,7 +49,11 @@ export function healthView(instance: NodeInstanceRecord, now: number, staleThres
 }
 
 /** The full record of one instance (register answer, GET node, UI list). */
-export function instanceView(instance: NodeInstanceRecord, now: number, staleThresholdMs: number) {
+export function instanceView(
+  instance: NodeInstanceRecord,
+  now: number,
+  staleThresholdMs: number,
+): ResponseBody<typeof InstanceSchema> {
   return {
     id: instance.nodeId,
     node_id: instance.nodeId,
@@ -92,7 +108,11 @@ export function latestHeartbeat(instances: NodeInstanceRecord[]): string | null 
  * primary instance's, so clients that know one instance per node (SDKs polling
  * `lifecycle_status`) read the node's best status; `instances` lists every version.
  */
-export function nodeView(instances: NodeInstanceRecord[], now: number, staleThresholdMs: number) {
+export function nodeView(
+  instances: NodeInstanceRecord[],
+  now: number,
+  staleThresholdMs: number,
+): ResponseBody<typeof NodeSchema> {
   const primary = primaryInstance(instances);
   return {
     ...instanceView(primary, now, staleThresholdMs),
@@ -102,7 +122,11 @@ export function nodeView(instances: NodeInstanceRecord[], now: number, staleThre
 }
 
 /** GET /api/v1/nodes/{id}/status: lifecycle status, version, last heartbeat and health, per instance. */
-export function statusView(instances: NodeInstanceRecord[], now: number, staleThresholdMs: number) {
+export function statusView(
+  instances: NodeInstanceRecord[],
+  now: number,
+  staleThresholdMs: number,
+): ResponseBody<typeof NodeStatusSchema> {
   const primary = primaryInstance(instances);
   return {
     node_id: primary.nodeId,
@@ -130,7 +154,7 @@ export function statusView(instances: NodeInstanceRecord[], now: number, staleTh
 }
 
 /** One entry of the bulk status answer. */
-export function bulkEntry(instances: NodeInstanceRecord[]) {
+export function bulkEntry(instances: NodeInstanceRecord[]): ResponseBody<typeof BulkEntrySchema> {
   const primary = primaryInstance(instances);
   return {
     status: primary.lifecycleStatus,

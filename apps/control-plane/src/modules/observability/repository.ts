@@ -38,11 +38,14 @@ export interface ForwarderState {
   queueDepth: number;
 }
 
+/** The event-log streams forwarded, and `system` for the forwarder's own snapshots. */
+export type ForwardedStream = 'executions' | 'nodes' | 'memory' | 'system';
+
 /** One event as it travels in a batch (and is kept in the DLQ). */
 export interface ForwardedEvent {
   /** The event-log id (`<tx>-<id>`), stable across replicas; `snap_...` for snapshots. */
   id: string;
-  stream: string;
+  stream: ForwardedStream;
   event: string;
   timestamp: string;
   payload: Record<string, unknown>;

@@ -1,9 +1,11 @@
 import { toIso, toIsoOrNull } from '@switchyard/shared';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { CollectorSettings, ParkedBatch } from './repository.ts';
+import type { ParkedSchema, RedriveSchema, SettingsSchema, StatusSchema } from './responses.ts';
 import type { ForwarderStatus, RedriveOutcome } from './service.ts';
 
 /** The settings as answered: the secret is never shown, nor header values (they often hold credentials). */
-export function settingsView(settings: CollectorSettings) {
+export function settingsView(settings: CollectorSettings): ResponseBody<typeof SettingsSchema> {
   return {
     url: settings.url,
     enabled: settings.enabled,
@@ -14,7 +16,7 @@ export function settingsView(settings: CollectorSettings) {
   };
 }
 
-export function statusView(status: ForwarderStatus, now: number) {
+export function statusView(status: ForwarderStatus, now: number): ResponseBody<typeof StatusSchema> {
   const { settings, state, parked } = status;
   const leased = state?.leasedBy && state.leaseExpiresAt && state.leaseExpiresAt.getTime() > now;
   return {
@@ -35,7 +37,7 @@ export function statusView(status: ForwarderStatus, now: number) {
   };
 }
 
-export function parkedView(batch: ParkedBatch) {
+export function parkedView(batch: ParkedBatch): ResponseBody<typeof ParkedSchema> {
   return {
     batch_id: batch.batchId,
     event_count: batch.eventCount,
@@ -48,7 +50,10 @@ export function parkedView(batch: ParkedBatch) {
   };
 }
 
-export function redriveView(result: { outcomes: RedriveOutcome[]; remaining: number }) {
+export function redriveView(result: {
+  outcomes: RedriveOutcome[];
+  remaining: number;
+}): ResponseBody<typeof RedriveSchema> {
   const delivered = result.outcomes.filter((outcome) => outcome.delivered);
   return {
     attempted: result.outcomes.length,

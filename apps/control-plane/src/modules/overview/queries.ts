@@ -1,6 +1,8 @@
 import { docsBaseUrl } from '@switchyard/shared';
 import type { Knex } from 'knex';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { LIFECYCLE_STATUSES, type LifecycleStatus } from '../nodes/index.ts';
+import type { MinuteSchema, OverviewSchema } from './responses.ts';
 
 /** The overview covers the last hour, minute by minute. */
 export const WINDOW_MINUTES = 60;
@@ -8,58 +10,15 @@ export const WINDOW_MINUTES = 60;
 export const RECENT_FAILURES = 10;
 
 /** Execution statuses that count as failures in the failure rate (cancelled is a choice, not one). */
-const FAILED = ['failed', 'timeout'];
+const FAILED = ['failed', 'timeout'] as const;
 
-export interface MinuteCounts {
-  /** Start of the minute (UTC). */
-  minute: string;
-  /** Executions created (accepted) in that minute. */
-  started: number;
-  /** Executions that ended in that minute, by outcome. */
-  succeeded: number;
-  failed: number;
-  cancelled: number;
-}
+/** One minute of the window: executions accepted in it, and those that ended in it by outcome. */
+export type MinuteCounts = ResponseBody<typeof MinuteSchema>;
 
-export interface RecentFailure {
-  execution_id: string;
-  workflow_id: string;
-  target: string;
-  status: string;
-  error_message: string | null;
-  completed_at: string;
-  duration_ms: number | null;
-}
+/** The overview; nodes are counted by distinct id, by instance (one per version) and by state. */
+export type Overview = ResponseBody<typeof OverviewSchema>;
 
-export interface Overview {
-  generated_at: string;
-  /** The documentation site this control plane links to (SWITCHYARD_DOCS_URL), for the UI's links. */
-  docs_url: string;
-  /** Whether the connector API is on, so the UI offers the changes that go through it. */
-  connector: { enabled: boolean };
-  window: { from: string; to: string; minutes: number };
-  /** Distinct node ids, their instances (one per version), and instances by lifecycle state. */
-  nodes: { total: number; instances: number; by_state: Record<LifecycleStatus, number> };
-  executions: {
-    queue_depth: number;
-    running: number;
-    waiting: number;
-    last_hour: {
-      started: number;
-      finished: number;
-      succeeded: number;
-      failed: number;
-      cancelled: number;
-      failure_rate: number | null;
-      p50_ms: number | null;
-      p95_ms: number | null;
-    };
-    per_minute: MinuteCounts[];
-    recent_failures: RecentFailure[];
-  };
-  approvals: { pending: number };
-  webhooks: { dead_lettered: number };
-}
+export type RecentFailure = Overview['executions']['recent_failures'][number];
 
 const count = (value: unknown) => Number(value ?? 0);
 const minuteKey = (date: Date) => new Date(Math.floor(date.getTime() / 60_000) * 60_000).toISOString();
@@ -122,7 +81,7 @@ export async function readOverview(
 
       const failures = (await trx('executions')
         .whereNotNull('completed_at')
-        .whereIn('status', FAILED)
+        .whereIn('status', [...FAILED])
         .orderBy([
           { column: 'completed_at', order: 'desc' },
           { column: 'execution_id', order: 'desc' },
@@ -140,7 +99,7 @@ export async function readOverview(
         execution_id: string;
         workflow_id: string;
         target: string;
-        status: string;
+        status: (typeof FAILED)[number];
         error: string | null;
         completed_at: Date;
         duration_ms: number | null;

@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { WorkflowPathSchema } from '../executions/index.ts';
+import type { PublishedSchema } from './responses.ts';
 import { BundleQuerySchema, SHARE_BODY_LIMIT, ShareBodySchema } from './schemas.ts';
 import type { ShareService } from './service.ts';
 
@@ -38,7 +40,7 @@ export function sharesRouter(deps: { service: ShareService }): Router {
     });
     ctx.status = 201;
     ctx.set('Location', published.url);
-    ctx.body = { id: published.id, url: published.url };
+    ctx.body = { id: published.id, url: published.url } satisfies ResponseBody<typeof PublishedSchema>;
   });
 
   return router;

@@ -6,38 +6,15 @@ import {
   RUN_PREVIEW_REDACTED,
   RUN_PREVIEW_TRUNCATED,
 } from '@switchyard/shared';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { ExecutionPayload, ExecutionQueries } from '../executions/index.ts';
-
-/** One execution in a run bundle (schema version 1). */
-export interface RunBundleNode {
-  id: string;
-  /** The node (agent) id that ran it. */
-  agent: string;
-  /** The function's name, without the agent. */
-  func: string;
-  status: string;
-  /** RFC 3339, or "" before it started. */
-  started_at: string;
-  /** RFC 3339, or "" while it has not ended. */
-  ended_at: string;
-  duration_ms: number | null;
-  cost_usd: null;
-  model: null;
-  input_preview: string;
-  output_preview: string;
-  error: string | null;
-}
+import type { RunBundleSchema } from './responses.ts';
 
 /** A workflow run as the docs site publishes it (`POST /api/v1/shares`, schema version 1). */
-export interface RunBundle {
-  version: typeof RUN_BUNDLE_VERSION;
-  workflow_id: string;
-  title?: string;
-  generated_at: string;
-  totals: { agents: number; duration_ms: number | null; cost_usd: null };
-  nodes: RunBundleNode[];
-  edges: Array<{ from: string; to: string }>;
-}
+export type RunBundle = ResponseBody<typeof RunBundleSchema>;
+
+/** One execution in a run bundle: started_at is "" before it started, ended_at "" until it ended. */
+export type RunBundleNode = RunBundle['nodes'][number];
 
 export interface BundleOptions {
   /** Withhold every input, output and error text (each becomes "[redacted]"). */

@@ -1,10 +1,12 @@
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { Attempt, Delivery } from './repository.ts';
+import type { AttemptSchema, DeliverySchema } from './responses.ts';
 
 /**
  * A delivery as the API shows it. Never the secret (only whether deliveries are signed), and only
  * the names of the custom headers: their values often carry the receiver's own credentials.
  */
-export function deliveryView(delivery: Delivery) {
+export function deliveryView(delivery: Delivery): ResponseBody<typeof DeliverySchema> {
   return {
     delivery_id: delivery.deliveryId,
     execution_id: delivery.executionId,
@@ -25,7 +27,7 @@ export function deliveryView(delivery: Delivery) {
   };
 }
 
-export function attemptView(attempt: Attempt) {
+export function attemptView(attempt: Attempt): ResponseBody<typeof AttemptSchema> {
   return {
     attempt: attempt.attempt,
     manual: attempt.manual,
