@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type Batch, createBatcher, type Queued } from '../src/modules/observability/batcher.ts';
 import type { LeaseView } from '../src/modules/observability/forwarding-lease.ts';
+import type { ForwardedStream } from '../src/modules/observability/repository.ts';
 import { silentLogger } from '../src/platform/logger.ts';
 import { manualClock } from './helpers/clock.ts';
 
@@ -12,7 +13,7 @@ const lease: LeaseView = {
   holds: () => true,
 };
 
-function item(stream: string, n: number, bytes = 10): Queued {
+function item(stream: ForwardedStream, n: number, bytes = 10): Queued {
   const id = `${stream}-${n}`;
   return {
     event: { id, stream, event: 'e', timestamp: new Date(0).toISOString(), payload: { n } },

@@ -6732,9 +6732,8 @@ export interface operations {
                     "application/json": {
                         execution_id: string;
                         target: string;
-                        input: {
-                            [key: string]: unknown;
-                        };
+                        /** @description The input as recorded: the JSON object of an execute request, or the JSON an agent reported for a call it ran itself (`input_data`, any JSON value). */
+                        input: unknown;
                     };
                 };
             };

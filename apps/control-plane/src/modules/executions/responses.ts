@@ -176,7 +176,10 @@ export const BatchStatusRecordsSchema = z.record(z.string(), StatusRecordSchema)
 export const ExecutionInputSchema = z.object({
   execution_id: z.string(),
   target: z.string(),
-  input: z.record(z.string(), z.unknown()),
+  input: z.unknown().meta({
+    description:
+      'The input as recorded: the JSON object of an execute request, or the JSON an agent reported for a call it ran itself (`input_data`, any JSON value).',
+  }),
 });
 
 /** POST /api/ui/v1/executions/note: the note as kept in the log. */

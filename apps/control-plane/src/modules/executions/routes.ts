@@ -10,7 +10,12 @@ import type { ExecutionLogs } from './logs.ts';
 import { entriesOf } from './logs.ts';
 import type { ExecutionQueries } from './queries.ts';
 import { acknowledgement, statusRecord, syncResult } from './records.ts';
-import type { CancelAnswerSchema, LogsAcceptedSchema, NoteAnswerSchema } from './responses.ts';
+import type {
+  CancelAnswerSchema,
+  ExecutionInputSchema,
+  LogsAcceptedSchema,
+  NoteAnswerSchema,
+} from './responses.ts';
 import {
   BatchStatusSchema,
   ExecuteBodySchema,
@@ -111,7 +116,11 @@ export function executionsRouter(deps: ExecutionsRouterDeps): Router {
   router.get('/api/ui/v1/executions/:id/input', async (ctx) => {
     const row = await service.get(executionIdOf(ctx));
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = { execution_id: row.execution_id, target: row.target, input: row.input };
+    ctx.body = {
+      execution_id: row.execution_id,
+      target: row.target,
+      input: row.input,
+    } satisfies ResponseBody<typeof ExecutionInputSchema>;
   });
 
   router.post('/api/v1/executions/:id/status', async (ctx) => {
