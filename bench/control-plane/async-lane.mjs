@@ -20,108 +20,15 @@
 // BENCH_GW_LOCAL_QUEUE (0: graphile-worker's defaults; n > 0 turns on its local queue of n jobs
 // and batched completion), BENCH_PROFILE=1 (per side, the SQL statements per execution),
 // BENCH_CPU_PROFILE=<dir> (a .cpuprofile of this process's thread per burst).
-import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { forkBenchAgent, NODE_ID, postgresCpuMs } from './lane-kit.mjs';
 
-const NODE_ID = 'bench-agent';
 const INPUT = { text: 'hello' };
-const RESULT = JSON.stringify({ ok: true, words: 1 });
 
-if (process.argv[2] === '--agent') runAgent();
-else await main();
-
-// ── The agent (child process) ───────────────────────────────────────────────────────────────────
-// POST /reasoners/echo answers 200 with a small JSON result. POST /reasoners/work answers 202 and
-// then reports `succeeded` through POST /api/v1/executions/{id}/status on a keep-alive connection,
-// retrying a failed callback like the SDKs. It registers and heartbeats like an SDK agent.
-function runAgent() {
-  let controlPlane;
-  let heartbeat;
-  let failedCallbacks = 0;
-  const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-
-  const post = (path, body) =>
-    new Promise((resolve) => {
-      const payload = JSON.stringify(body);
-      const req = httpRequest(
-        `${controlPlane}${path}`,
-        {
-          method: 'POST',
-          agent: keepAlive,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode));
-        },
-      );
-      req.on('error', () => resolve(0));
-      req.end(payload);
-    });
-
-  async function callback(id) {
-    for (let attempt = 0; attempt < 6; attempt++) {
-      const status = await post(`/api/v1/executions/${id}/status`, {
-        execution_id: id,
-        status: 'succeeded',
-        result: { ok: true, words: 1 },
-      });
-      if (status >= 200 && status < 300) return;
-      failedCallbacks += 1;
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-    }
-  }
-
-  const server = createServer((req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(req.url === '/health' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end('{"status":"ok"}');
-      return;
-    }
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/reasoners/work') {
-        const id = String(req.headers['x-execution-id']);
-        res.writeHead(202, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: 'accepted', execution_id: id }));
-        setImmediate(() => void callback(id));
-        return;
-      }
-      res.writeHead(req.url === '/reasoners/echo' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(RESULT);
-    });
-  });
-
-  process.on('message', (message) => {
-    if (message.cmd === 'configure') {
-      controlPlane = message.controlPlaneUrl;
-      clearInterval(heartbeat);
-      heartbeat = setInterval(() => {
-        void post(`/api/v1/nodes/${NODE_ID}/heartbeat`, {
-          status: 'ready',
-          version: '1.0.0',
-          timestamp: new Date().toISOString(),
-        });
-      }, 2_000);
-      process.send({ event: 'configured' });
-    } else if (message.cmd === 'failed-callbacks') {
-      process.send({ event: 'failed-callbacks', count: failedCallbacks });
-    } else if (message.cmd === 'stop') {
-      clearInterval(heartbeat);
-      keepAlive.destroy();
-      server.close();
-      process.disconnect();
-    }
-  });
-  server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.send({ event: 'listening', url: `http://127.0.0.1:${server.address().port}` });
-  });
-}
+await main();
 
 // ── The benchmark (parent process) ──────────────────────────────────────────────────────────────
 async function main() {
@@ -151,7 +58,7 @@ async function main() {
   const loadBefore = loadavg();
 
   // The agent, and a request/answer helper over its IPC channel.
-  const agentProcess = fork(fileURLToPath(import.meta.url), ['--agent'], { execArgv: [] });
+  const { child: agentProcess, url: agentUrl } = await forkBenchAgent();
   const waiting = new Map();
   agentProcess.on('message', (message) => {
     const wake = waiting.get(message.event);
@@ -164,7 +71,6 @@ async function main() {
     agentProcess.send(command);
     return answer;
   };
-  const agentUrl = (await nextMessage('listening')).url;
 
   // One throwaway database holds both queues: the control plane's tables and graphile_worker's.
   const scratch = await createScratchDatabase(DATABASE_URL, 'sy_bench_async');
@@ -323,30 +229,6 @@ async function main() {
   const watcher = new pg.Client({ connectionString: scratch.url });
   await watcher.connect();
 
-  /**
-   * CPU time of the local PostgreSQL backends serving the scratch database (Linux /proc; their
-   * command line names the database), in ms. NaN elsewhere, or when the server is on another
-   * machine. Both sides' backends serve this database; the idle side's add next to nothing.
-   */
-  function postgresCpuMs() {
-    let ticks = 0;
-    let found = false;
-    try {
-      for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-        try {
-          const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-          if (!cmdline.startsWith('postgres: ') || !cmdline.includes(` ${databaseName} `)) continue;
-          const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-          ticks += Number(fields[11]) + Number(fields[12]); // utime + stime, in 1/100 s
-          found = true;
-        } catch {}
-      }
-    } catch {}
-    return found ? ticks * 10 : Number.NaN;
-  }
-  // Backends come and go between readings; a burst's share is the difference of the sums, which
-  // undercounts a backend that exited meanwhile (the pools keep theirs open, so rarely).
-
   /** Waits until `left()` is 0; resolves with the moment it was seen (bounded, 120 s). */
   async function until(left) {
     const deadline = performance.now() + 120_000;
@@ -378,7 +260,7 @@ async function main() {
     const since = new Date(Date.now() - 1);
     const loop = performance.eventLoopUtilization();
     const cpu = process.cpuUsage();
-    const pgCpu = postgresCpuMs();
+    const pgCpu = postgresCpuMs(databaseName);
     if (inspector) await inspector.post('Profiler.start');
     profiling = side.graphile ? 'graphile' : 'switchyard';
     const t0 = performance.now();
@@ -409,7 +291,7 @@ async function main() {
     profiling = undefined;
     const elu = performance.eventLoopUtilization(loop);
     const used = process.cpuUsage(cpu);
-    const pgUsed = postgresCpuMs() - pgCpu;
+    const pgUsed = postgresCpuMs(databaseName) - pgCpu;
     if (inspector) {
       const { profile } = await inspector.post('Profiler.stop');
       const file = `${name.replace(/[^a-z0-9]+/gi, '-')}-${count}-${Date.now()}.cpuprofile`;

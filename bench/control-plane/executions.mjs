@@ -20,141 +20,18 @@
 // print, per measured step, the SQL statements the server ran: count, total and mean ms), and
 // BENCH_CPU_PROFILE=<dir> (a CPU profile of the control plane's thread for each sync throughput
 // run and async burst, to open in Chrome DevTools).
-// The agent is a child process (plain node:http, no SDK); the load generator runs in a worker
-// thread (autocannon `workers: 1`), so neither shares the control plane's event loop.
-import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, Agent as HttpAgent, request as httpRequest } from 'node:http';
+// The agent is bench-agent.mjs, a child process (plain node:http, no SDK); the load generator runs
+// in a worker thread (autocannon `workers: 1`), so neither shares the control plane's event loop.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { forkBenchAgent, NODE_ID, postgresBackendTicks } from './lane-kit.mjs';
 
-const NODE_ID = 'bench-agent';
 const INPUT = { text: 'hello' };
-const RESULT = JSON.stringify({ ok: true, words: 1 });
-/** How long the agent's echo function works before answering (0: answers at once). */
+/** How long the agent's echo function works per call (bench-agent.mjs reads the same setting). */
 const WORK_MS = Number(process.env.BENCH_AGENT_WORK_MS ?? 0);
 
-if (process.argv[2] === '--agent') runAgent();
-else await main();
-
-// ── The agent (child process) ───────────────────────────────────────────────────────────────────
-// POST /reasoners/echo answers 200 with a small JSON result. POST /reasoners/work answers 202 and
-// then reports `succeeded` through POST /api/v1/executions/{id}/status on a keep-alive connection,
-// retrying a failed callback like the SDKs. It registers and heartbeats like an SDK agent, and
-// talks to the parent over IPC: `configure` (control plane URL), `expect` (tell me when this many
-// callbacks succeeded), `receipts` (when each execution arrived, wall clock in ms).
-function runAgent() {
-  let controlPlane;
-  let heartbeat;
-  let okCallbacks = 0;
-  let failedCallbacks = 0;
-  let expected = Number.POSITIVE_INFINITY;
-  let receipts = new Map();
-  const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 64 });
-  const wallNow = () => performance.timeOrigin + performance.now();
-
-  const post = (path, body) =>
-    new Promise((resolve) => {
-      const payload = JSON.stringify(body);
-      const req = httpRequest(
-        `${controlPlane}${path}`,
-        {
-          method: 'POST',
-          agent: keepAlive,
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode));
-        },
-      );
-      req.on('error', () => resolve(0));
-      req.end(payload);
-    });
-
-  async function callback(id) {
-    for (let attempt = 0; attempt < 6; attempt++) {
-      const status = await post(`/api/v1/executions/${id}/status`, {
-        execution_id: id,
-        status: 'succeeded',
-        result: { ok: true, words: 1 },
-      });
-      if (status >= 200 && status < 300) {
-        okCallbacks += 1;
-        if (okCallbacks >= expected) {
-          expected = Number.POSITIVE_INFINITY;
-          process.send({ event: 'done', at: wallNow() });
-        }
-        return;
-      }
-      failedCallbacks += 1;
-      await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** attempt));
-    }
-  }
-
-  const server = createServer((req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(req.url === '/health' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end('{"status":"ok"}');
-      return;
-    }
-    const arrived = wallNow();
-    req.resume();
-    req.on('end', () => {
-      if (req.url === '/reasoners/work') {
-        const id = String(req.headers['x-execution-id']);
-        receipts.set(id, arrived);
-        res.writeHead(202, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ status: 'accepted', execution_id: id }));
-        setImmediate(() => void callback(id));
-        return;
-      }
-      const answer = () => {
-        res.writeHead(req.url === '/reasoners/echo' ? 200 : 404, { 'content-type': 'application/json' });
-        res.end(RESULT);
-      };
-      if (WORK_MS > 0) setTimeout(answer, WORK_MS);
-      else answer();
-    });
-  });
-
-  process.on('message', async (message) => {
-    if (message.cmd === 'configure') {
-      controlPlane = message.controlPlaneUrl;
-      keepAlive.destroy();
-      clearInterval(heartbeat);
-      heartbeat = setInterval(() => {
-        void post(`/api/v1/nodes/${NODE_ID}/heartbeat`, {
-          status: 'ready',
-          version: '1.0.0',
-          timestamp: new Date().toISOString(),
-        });
-      }, 2_000);
-      process.send({ event: 'configured' });
-    } else if (message.cmd === 'expect') {
-      okCallbacks = 0;
-      failedCallbacks = 0;
-      receipts = new Map();
-      expected = message.count;
-      process.send({ event: 'expecting' });
-    } else if (message.cmd === 'cpu') {
-      const { user, system } = process.cpuUsage();
-      process.send({ event: 'cpu', ms: (user + system) / 1000 });
-    } else if (message.cmd === 'receipts') {
-      process.send({ event: 'receipts', receipts: [...receipts], okCallbacks, failedCallbacks });
-    } else if (message.cmd === 'stop') {
-      clearInterval(heartbeat);
-      keepAlive.destroy();
-      server.close();
-      process.disconnect();
-    }
-  });
-  server.keepAliveTimeout = 30_000;
-  server.listen(0, '127.0.0.1', () => {
-    process.send({ event: 'listening', url: `http://127.0.0.1:${server.address().port}` });
-  });
-}
+await main();
 
 // ── The benchmark (parent process) ──────────────────────────────────────────────────────────────
 async function main() {
@@ -194,7 +71,7 @@ async function main() {
   const loadBefore = loadavg()[0];
 
   // The agent, and a request/answer helper over its IPC channel.
-  const agentProcess = fork(fileURLToPath(import.meta.url), ['--agent'], { execArgv: [] });
+  const { child: agentProcess, url: agentUrl } = await forkBenchAgent();
   const waiting = new Map();
   agentProcess.on('message', (message) => {
     const wake = waiting.get(message.event);
@@ -207,7 +84,6 @@ async function main() {
     agentProcess.send(command);
     return answer;
   };
-  const agentUrl = (await nextMessage('listening')).url;
   const client = new Agent({ connections: 4, keepAliveTimeout: 30_000 });
 
   /** One POST through undici; resolves with the status after reading the body. */
@@ -227,42 +103,18 @@ async function main() {
   const ascending = (values) => Float64Array.from(values).sort();
 
   /**
-   * CPU time of the local PostgreSQL backends serving database `name` (Linux /proc; their command
-   * line names the database), per pid. Empty elsewhere, or when the server is on another machine.
-   */
-  function pgBackendCpu(name) {
-    const ticks = new Map();
-    if (!name) return ticks;
-    let pids = [];
-    try {
-      pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-    } catch {
-      return ticks;
-    }
-    for (const pid of pids) {
-      try {
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (!cmdline.startsWith('postgres: ') || !cmdline.includes(` ${name} `)) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks.set(pid, Number(fields[11]) + Number(fields[12])); // utime + stime, in 1/100 s
-      } catch {}
-    }
-    return ticks;
-  }
-
-  /**
    * Where the CPU went during a measured step: the control plane's thread (event-loop active
    * time), the PostgreSQL backends of its database, and the agent process.
    */
   async function cpuMeter(databaseName) {
     const agentCpu = async () => (await ask({ cmd: 'cpu' }, 'cpu')).ms;
     const loop = performance.eventLoopUtilization();
-    const pg = pgBackendCpu(databaseName);
+    const pg = postgresBackendTicks(databaseName);
     const agent = await agentCpu();
     const wallAt = performance.now();
     return async () => {
       const busy = performance.eventLoopUtilization(loop);
-      const pgAfter = pgBackendCpu(databaseName);
+      const pgAfter = postgresBackendTicks(databaseName);
       let pgTicks = 0;
       for (const [pid, ticks] of pgAfter) pgTicks += ticks - (pg.get(pid) ?? 0);
       return {

@@ -19,47 +19,17 @@
 // per call, at one connection), BENCH_SERVER=<path of another checkout's
 // apps/control-plane/src/server.ts> (measure that version instead), BENCH_CPU_PROFILE=<file> (a .cpuprofile of this process's
 // thread during the first round's sync run at BENCH_CONNECTIONS, to open in Chrome DevTools).
-// The agent is a child process (plain node:http); the load generator runs in a worker thread
+// The agent is bench-agent.mjs, a child process (plain node:http); the load generator runs in a worker thread
 // (autocannon `workers: 1`), so neither shares the servers' event loop.
-import { fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { forkBenchAgent, NODE_ID, postgresCpuMs } from './lane-kit.mjs';
 
-const NODE_ID = 'bench-agent';
 const INPUT = { text: 'hello' };
-const RESULT = JSON.stringify({ ok: true, words: 1 });
 
-if (process.argv[2] === '--agent') runAgent();
-else await main();
-
-// ── The agent (child process): POST /reasoners/echo answers 200 with a small JSON result ───────
-function runAgent() {
-  const server = createServer((req, res) => {
-    if (req.method === 'GET') {
-      res.writeHead(req.url === '/health' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end('{"status":"ok"}');
-      return;
-    }
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(req.url === '/reasoners/echo' ? 200 : 404, { 'content-type': 'application/json' });
-      res.end(RESULT);
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  process.on('message', (message) => {
-    if (message.cmd === 'stop') {
-      server.close();
-      process.disconnect();
-    }
-  });
-  server.listen(0, '127.0.0.1', () => {
-    process.send({ event: 'listening', url: `http://127.0.0.1:${server.address().port}` });
-  });
-}
+await main();
 
 // ── The benchmark (parent process) ──────────────────────────────────────────────────────────────
 async function main() {
@@ -88,8 +58,7 @@ async function main() {
   const loadBefore = loadavg()[0];
   const step = (label) => console.error(`${label} (${Math.round(performance.now() - started) / 1000} s)`);
 
-  const agentProcess = fork(fileURLToPath(import.meta.url), ['--agent'], { execArgv: [] });
-  const agentUrl = await new Promise((resolve) => agentProcess.once('message', (m) => resolve(m.url)));
+  const { child: agentProcess, url: agentUrl } = await forkBenchAgent();
 
   const dataDir = mkdtempSync(join(tmpdir(), 'sy-bench-sync-lane-'));
   const scratch = await createScratchDatabase(DATABASE_URL, 'sy_bench');
@@ -226,30 +195,6 @@ async function main() {
     });
   const databaseName = new URL(scratch.url).pathname.slice(1);
   /**
-   * CPU time of the local PostgreSQL backends serving the bench's database (Linux /proc: their
-   * command line names the database), in ms; NaN elsewhere.
-   */
-  function postgresCpuMs() {
-    let ticks = 0;
-    let found = false;
-    let pids = [];
-    try {
-      pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-    } catch {
-      return Number.NaN;
-    }
-    for (const pid of pids) {
-      try {
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (!cmdline.startsWith('postgres: ') || !cmdline.includes(` ${databaseName} `)) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks += Number(fields[11]) + Number(fields[12]); // utime + stime, in 1/100 s
-        found = true;
-      } catch {}
-    }
-    return found ? ticks * 10 : Number.NaN;
-  }
-  /**
    * CPU time of this process's main thread (where both servers run; autocannon has its own), in
    * ms: unlike event-loop time it leaves out the time other processes of a busy machine took.
    */
@@ -266,11 +211,11 @@ async function main() {
   /** Runs autocannon and reads the CPU the servers' thread and PostgreSQL spent per request. */
   async function measured(url, connections, duration) {
     const serverBefore = serverThreadCpuMs();
-    const pgBefore = postgresCpuMs();
+    const pgBefore = postgresCpuMs(databaseName);
     const r = await cannon(url, connections, duration);
     const serverMs = serverThreadCpuMs() - serverBefore;
     // Backends that ended during the run took their ticks with them: a lower bound then.
-    const pgMs = postgresCpuMs() - pgBefore;
+    const pgMs = postgresCpuMs(databaseName) - pgBefore;
     return { ...r, serverCpu: serverMs / r.requests.total, pgCpu: pgMs / r.requests.total };
   }
   const summary = (r) => ({
