@@ -39,7 +39,7 @@ async function readJson(req: IncomingMessage): Promise<any> {
 }
 
 /**
- * An agent as the wire notes describe one: it serves POST /reasoners/{id}, registers with the
+ * An agent as the agent SDKs build one: it serves POST /reasoners/{id}, registers with the
  * control plane and reports itself ready. `run` answers a call: a result, or a thrown error (500).
  */
 async function startAgent(

@@ -278,7 +278,7 @@ export interface TestAgent {
 }
 
 /**
- * An agent as the wire notes describe one, on 127.0.0.1: it serves POST /reasoners/{id} (a
+ * An agent as the agent SDKs build one, on 127.0.0.1: it serves POST /reasoners/{id} (a
  * function's answer, or 500 with the message of what it threw) and GET /health, registers with
  * the control plane and reports itself ready.
  */

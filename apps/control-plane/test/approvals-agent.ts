@@ -1,8 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
 /**
- * A real agent on 127.0.0.1 that pauses for approval the way the TypeScript SDK does (wire notes,
- * "Approval"): its reasoner `publish` answers 202, then asks
+ * A real agent on 127.0.0.1 that pauses for approval the way the TypeScript SDK does: its reasoner `publish` answers 202, then asks
  * `POST /api/v1/agents/{node}/executions/{id}/request-approval` with `callback_url` pointing at its
  * own `/webhooks/approval`; when the decision arrives there it answers 200 and reports the
  * execution `succeeded` with `{ decision, feedback }` through the status callback (an `expired`

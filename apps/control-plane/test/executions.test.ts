@@ -1,6 +1,7 @@
 /**
  * The execution lanes (synchronous and asynchronous) against real agents on 127.0.0.1
- * (test/helpers/execution-agent.ts, written from the wire notes): one answering 200, one answering 202 and
+ * (test/helpers/execution-agent.ts, written from the agent protocol the SDKs speak): one answering
+ * 200, one answering 202 and
  * calling back, a slow one, one that errors, one that crashes mid-call, one never started. The dispatcher
  * runs for real (woken by submissions); the reaper is driven by the test with the control plane's clock.
  */

@@ -1,4 +1,5 @@
-// A real test agent that speaks the agent wire protocol (shared/notes/agent-wire-protocol.md) the way
+// A real test agent that speaks the agent protocol the SDKs speak (content/getting-started/sdk-agents.md;
+// their recorded requests are test/fixtures/sdk-requests.jsonl) the way
 // the SDKs' agents do, with one scripted behaviour per function. Plain JavaScript without dependencies:
 // it is both the core of test/helpers/execution-agent.ts (imported, in the test process) and a
 // standalone child-process agent (run with node), so the two variants behave identically.

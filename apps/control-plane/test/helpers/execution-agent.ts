@@ -1,4 +1,5 @@
-// Real agents for execution tests, written from shared/notes/agent-wire-protocol.md: each function
+// Real agents for execution tests, written from the agent protocol the SDKs speak
+// (content/getting-started/sdk-agents.md; their recorded requests are test/fixtures/sdk-requests.jsonl): each function
 // answers the way a scripted SDK agent would (200, 202 + status callback, slow, error, crash, hang).
 // The implementation lives in execution-agent-process.mjs so the in-process agent and the
 // child-process agent (startExecutionAgentProcess) are the same code; this file adds types.

@@ -7,7 +7,7 @@ import { EXECUTION_STATUSES, RUN_BUNDLE_LIMITS as LIMITS } from '../../contract/
  * output. Two spellings are accepted and stored in one canonical form:
  *
  * - the documented one: nodes `{ execution_id, target, node_id?, finished_at?, error_message? }`;
- * - the CLI's (agent-wire-protocol notes): nodes `{ id, agent, func, ended_at, error, cost_usd,
+ * - the platform CLI's: nodes `{ id, agent, func, ended_at, error, cost_usd,
  *   model }` with `""` for a time not reached yet and `null` for what was not measured.
  *
  * Canonical form: `id` → `execution_id`, `agent` → `node_id`, `agent` + `func` → `target`

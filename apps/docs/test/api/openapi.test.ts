@@ -35,7 +35,7 @@ function openApiValidator(doc: Schema) {
   };
 }
 
-/** A run bundle in the platform CLI's spelling (agent-wire-protocol notes, last section). */
+/** A run bundle in the platform CLI's spelling (as it publishes runs). */
 const CLI_BUNDLE = {
   version: 1,
   workflow_id: 'wf_cli',

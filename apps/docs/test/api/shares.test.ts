@@ -50,7 +50,7 @@ function bundle(overrides: Record<string, unknown> = {}) {
 }
 
 /**
- * A bundle exactly as the platform CLI publishes it (agent-wire-protocol notes, last section):
+ * A bundle exactly as the platform CLI publishes it:
  * `id`, `agent` and `func` per node, `ended_at: ""` while a node runs, nulls for what was not
  * measured, previews as clipped strings, and no title.
  */

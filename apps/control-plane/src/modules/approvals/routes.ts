@@ -56,7 +56,7 @@ export function approvalsRouter(deps: ApprovalsRouterDeps): Router {
   }
 
   router.post('/api/v1/executions/:id/request-approval', (ctx) => requestApproval(ctx));
-  // The TypeScript SDK's spelling (wire notes); the node must be the execution's.
+  // The TypeScript SDK's spelling; the node must be the execution's.
   router.post('/api/v1/agents/:node_id/executions/:id/request-approval', (ctx) =>
     requestApproval(ctx, nodeIdOf(ctx)),
   );

@@ -66,7 +66,8 @@ function parseBody(text: string): unknown {
 }
 
 /**
- * Calls agents over HTTP (wire notes, "Control plane → agent") with one outbound client, which
+ * Calls agents over HTTP, as agent SDKs expect to be called (content/getting-started/sdk-agents.md),
+ * with one outbound client, which
  * keeps a pool of keep-alive connections per agent origin. A call has no timeout of its own
  * because the async lane has no execution time limit: callers bound a call with an AbortSignal
  * instead (the sync timeout, or a cancel). Agents are trusted and live on private networks: no

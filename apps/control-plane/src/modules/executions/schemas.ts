@@ -38,7 +38,7 @@ export const ExecuteBodySchema = z.object({
 /** Ids per batch-status request: each record may carry a result of megabytes. */
 export const MAX_BATCH_IDS = 100;
 
-/** The agent's status callback (wire notes). Unknown members are ignored. */
+/** The agent's status callback. Unknown members are ignored. */
 export const StatusReportSchema = z.object({
   status: z.enum(['succeeded', 'failed', 'cancelled', 'running']),
   result: z.unknown().optional(),

@@ -49,7 +49,7 @@ export interface ExecutionServiceDeps {
   wakeDispatchers: () => void;
 }
 
-/** What the status callback of an agent reports (wire notes). */
+/** What the status callback of an agent reports. */
 export interface StatusReport {
   status: 'succeeded' | 'failed' | 'cancelled' | 'running';
   result?: unknown;

@@ -32,7 +32,7 @@ const MAX_CLIENT_MESSAGE_BYTES = 64 * 1024;
 
 /**
  * One WebSocket frame: the change with its event id, and `scopeId` besides `scope_id` because an
- * agent SDK reads that spelling (wire notes).
+ * agent SDK reads that spelling.
  */
 function socketFrame(event: MemoryEventView): string {
   const { id, type, scope, scope_id, key, action, data, timestamp } = event;

@@ -71,7 +71,7 @@ export function memoryRouter(deps: MemoryRouterDeps): Router {
     ctx.set('Cache-Control', 'no-store');
     const last = page.entries.at(-1);
     if (page.hasMore && last) ctx.set('Link', `<${nextPage(ctx, last.key)}>; rel="next"`);
-    // A bare JSON array: agent SDKs read the list as one (wire notes); paging travels in Link.
+    // A bare JSON array: agent SDKs read the list as one; paging travels in Link.
     ctx.body = page.entries.map(entryView);
   });
 

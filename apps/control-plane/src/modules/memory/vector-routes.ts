@@ -21,7 +21,7 @@ export interface VectorMemoryRouterDeps {
 
 /**
  * Vector memory: store, read, delete and search embeddings, with the older paths agent
- * SDKs use for writes (`/vector/set`, `/vector/delete`, wire notes). Answers are never cached.
+ * SDKs use for writes (`/vector/set`, `/vector/delete`). Answers are never cached.
  */
 export function vectorMemoryRouter(deps: VectorMemoryRouterDeps): Router {
   const { service } = deps;

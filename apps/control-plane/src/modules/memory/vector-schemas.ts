@@ -112,7 +112,7 @@ const ThresholdSchema = z
   .max(1)
   .meta({ description: 'Lowest score a result may have (cosine similarity, -1 to 1); none when absent.' });
 
-/** The two name sets of a search (wire notes): SDKs send the first, other clients the second. */
+/** The two name sets of a search: SDKs send the first, other clients the second. */
 const NAME_SETS = [
   ['query_embedding', 'top_k', 'threshold'],
   ['embedding', 'limit', 'min_score'],

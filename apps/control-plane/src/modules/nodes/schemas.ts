@@ -55,7 +55,7 @@ const FunctionId = z
   .max(200)
   .regex(/^[A-Za-z0-9_][A-Za-z0-9_-]*$/, 'use letters, digits, "_" and "-"');
 
-/** One reasoner as an agent registers it (wire notes: id, input/output schema, tags, ...). */
+/** One reasoner as an agent registers it (as SDKs send it: id, input/output schema, tags, ...). */
 export const ReasonerSpecSchema = z.object({
   id: FunctionId,
   description: nullable(z.string().max(4000)),
@@ -150,7 +150,7 @@ export const RegistrationSchema = z
     public_url: nullable(AgentUrl),
     deployment_type: z.enum(['long_running', 'serverless']).default('long_running'),
     tags: Tags,
-    // The TypeScript SDK sends both (wire notes); zod used to strip them as unknown members.
+    // The TypeScript SDK sends both; zod used to strip them as unknown members.
     proposed_tags: Tags,
     accepts_webhook: nullableWithDefault(AcceptsWebhookSchema, (): AcceptsWebhook => 'false'),
     metadata: nullableWithDefault(JsonObject, () => ({})),
