@@ -24,7 +24,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { forkBenchAgent, NODE_ID, postgresCpuMs } from './lane-kit.mjs';
+import { forkBenchAgent, NODE_ID, postgresCpuMs, registerBenchAgent } from './lane-kit.mjs';
 
 const INPUT = { text: 'hello' };
 
@@ -151,24 +151,7 @@ async function main() {
     const status = await call(`${running.url}${path}`, JSON.stringify(body));
     if (status !== expected) throw new Error(`${path} answered ${status}`);
   };
-  await post(
-    '/api/v1/nodes/register',
-    {
-      id: NODE_ID,
-      version: '1.0.0',
-      base_url: agentUrl,
-      deployment_type: 'long_running',
-      reasoners: [
-        { id: 'echo', input_schema: { type: 'object' }, tags: ['bench'] },
-        { id: 'work', input_schema: { type: 'object' }, tags: ['bench'] },
-      ],
-      skills: [],
-    },
-    201,
-  );
-  const beat = { version: '1.0.0', timestamp: new Date().toISOString() };
-  await post(`/api/v1/nodes/${NODE_ID}/heartbeat`, { ...beat, status: 'starting' }, 200);
-  await post(`/api/v1/nodes/${NODE_ID}/lifecycle/status`, { status: 'ready', version: '1.0.0' }, 200);
+  await registerBenchAgent(post, agentUrl);
 
   // ── graphile-worker: its own pool on the same database, a task calling the agent's echo ──
   // As many connections as the control plane's pool (10): the server's max_connections is shared.

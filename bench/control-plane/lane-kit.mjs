@@ -60,3 +60,29 @@ export function postgresCpuMs(name) {
   for (const value of ticks.values()) sum += value;
   return sum * 10;
 }
+
+/**
+ * Registers bench-agent.mjs with the control plane as an SDK agent does and brings it to `ready`.
+ * `post(path, body, expected)` sends a request and throws on any other status; `functions` are
+ * the reasoners to register (bench-agent.mjs serves `echo` and `work`).
+ */
+export async function registerBenchAgent(post, agentUrl, functions = ['echo', 'work']) {
+  await post(
+    '/api/v1/nodes/register',
+    {
+      id: NODE_ID,
+      version: '1.0.0',
+      base_url: agentUrl,
+      deployment_type: 'long_running',
+      reasoners: functions.map((id) => ({ id, input_schema: { type: 'object' }, tags: ['bench'] })),
+      skills: [],
+    },
+    201,
+  );
+  await post(
+    `/api/v1/nodes/${NODE_ID}/heartbeat`,
+    { status: 'starting', version: '1.0.0', timestamp: new Date().toISOString() },
+    200,
+  );
+  await post(`/api/v1/nodes/${NODE_ID}/lifecycle/status`, { status: 'ready', version: '1.0.0' }, 200);
+}

@@ -18,11 +18,12 @@
 // `workers: 1`), so neither shares the control plane's event loop. Worker threads load functions
 // from files only, so the key rotation is written as a small CommonJS module into a temp dir.
 import { fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { postgresBackendTicks } from './lane-kit.mjs';
 
 if (process.argv[2] === '--reference') runReference();
 else await main();
@@ -124,38 +125,14 @@ async function main() {
   const pct = (sorted, q) => sorted[Math.max(0, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
   const ascending = (values) => Float64Array.from(values).sort();
 
-  /**
-   * CPU time of the local PostgreSQL backends serving database `name` (Linux /proc; their command
-   * line names the database), per pid. Empty elsewhere, or when the server is on another machine.
-   */
-  function pgBackendCpu(name) {
-    const ticks = new Map();
-    if (!name) return ticks;
-    let pids = [];
-    try {
-      pids = readdirSync('/proc').filter((entry) => /^\d+$/.test(entry));
-    } catch {
-      return ticks;
-    }
-    for (const pid of pids) {
-      try {
-        const cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-        if (!cmdline.startsWith('postgres: ') || !cmdline.includes(` ${name} `)) continue;
-        const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-        ticks.set(pid, Number(fields[11]) + Number(fields[12])); // utime + stime, in 1/100 s
-      } catch {}
-    }
-    return ticks;
-  }
-
   /** The control plane's thread (event-loop active time) and its PostgreSQL backends, over a step. */
   function cpuMeter(databaseName) {
     const loop = performance.eventLoopUtilization();
-    const pg = pgBackendCpu(databaseName);
+    const pg = postgresBackendTicks(databaseName);
     return () => {
       const busy = performance.eventLoopUtilization(loop);
       let pgTicks = 0;
-      for (const [pid, ticks] of pgBackendCpu(databaseName)) pgTicks += ticks - (pg.get(pid) ?? 0);
+      for (const [pid, ticks] of postgresBackendTicks(databaseName)) pgTicks += ticks - (pg.get(pid) ?? 0);
       return {
         elu: busy.utilization,
         controlPlaneMs: busy.active,

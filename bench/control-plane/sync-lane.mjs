@@ -25,7 +25,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { forkBenchAgent, NODE_ID, postgresCpuMs } from './lane-kit.mjs';
+import { forkBenchAgent, NODE_ID, postgresCpuMs, registerBenchAgent } from './lane-kit.mjs';
 
 const INPUT = { text: 'hello' };
 
@@ -231,26 +231,13 @@ async function main() {
   const rounds = [];
   let heartbeat;
   try {
-    await post(
-      '/api/v1/nodes/register',
-      {
-        id: NODE_ID,
-        version: '1.0.0',
-        base_url: agentUrl,
-        deployment_type: 'long_running',
-        reasoners: [{ id: 'echo', input_schema: { type: 'object' }, tags: ['bench'] }],
-        skills: [],
-      },
-      201,
-    );
+    await registerBenchAgent(post, agentUrl, ['echo']);
     const beat = (status) =>
       post(
         `/api/v1/nodes/${NODE_ID}/heartbeat`,
         { status, version: '1.0.0', timestamp: new Date().toISOString() },
         200,
       );
-    await beat('starting');
-    await post(`/api/v1/nodes/${NODE_ID}/lifecycle/status`, { status: 'ready', version: '1.0.0' }, 200);
     heartbeat = setInterval(() => void beat('ready').catch(() => {}), 2_000);
 
     step('warm-up');
