@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageCursorQuery, pageLimitQuery } from '../../platform/http/paging.ts';
 
-/** Largest configuration text stored (spec §8 "Config body: at most 1 MB"), in bytes. */
+/** Largest configuration text stored (content/reference/limits.md: at most 1 MB), in bytes. */
 export const MAX_CONFIG_BYTES = 1024 * 1024;
 
 /** Longest config name. */

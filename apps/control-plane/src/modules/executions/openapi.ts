@@ -89,7 +89,7 @@ const ContextHeaders = z.object({
 
 // ---- request bodies ----
 
-/** What an async submission may register (webhooks/webhook-check.ts checks it; spec §8). */
+/** What an async submission may register (webhooks/webhook-check.ts checks it). */
 const WebhookSchema = z
   .strictObject({
     url: z.string().max(2048).meta({

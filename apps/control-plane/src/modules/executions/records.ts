@@ -1,7 +1,7 @@
 import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { AcknowledgementSchema, StatusRecordSchema, SyncResultSchema } from './responses.ts';
 
-/** Execution statuses (spec §3). `pending` is a legacy name the control plane never writes. */
+/** Execution statuses (content/concepts/executions.md). `pending` is a legacy name the control plane never writes. */
 export const EXECUTION_STATUSES = [
   'queued',
   'pending',
@@ -14,7 +14,7 @@ export const EXECUTION_STATUSES = [
 ] as const;
 export type ExecutionStatus = (typeof EXECUTION_STATUSES)[number];
 
-/** States an execution never leaves; each triggers the registered webhook (spec §3). */
+/** States an execution never leaves; each triggers the registered webhook. */
 export const TERMINAL_STATUSES = ['succeeded', 'failed', 'cancelled', 'timeout'] as const;
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
@@ -114,7 +114,7 @@ function waitingForOf(value: WaitingFor | string): WaitingFor {
   };
 }
 
-/** The status record of `GET /api/v1/executions/{id}` (spec §2), plus where the execution sits. */
+/** The status record of `GET /api/v1/executions/{id}`, plus where the execution sits. */
 export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecordSchema> {
   return {
     execution_id: row.execution_id,
@@ -145,7 +145,7 @@ export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecor
 }
 export type StatusRecord = ReturnType<typeof statusRecord>;
 
-/** The synchronous result of `POST /api/v1/execute/{target}` (spec §2). */
+/** The synchronous result of `POST /api/v1/execute/{target}`. */
 export function syncResult(row: ExecutionRow): ResponseBody<typeof SyncResultSchema> {
   return {
     execution_id: row.execution_id,
@@ -159,7 +159,7 @@ export function syncResult(row: ExecutionRow): ResponseBody<typeof SyncResultSch
   };
 }
 
-/** The 202 acknowledgement of `POST /api/v1/execute/async/{target}` (spec §2). */
+/** The 202 acknowledgement of `POST /api/v1/execute/async/{target}`. */
 export function acknowledgement(
   row: Pick<
     ExecutionRow,

@@ -24,7 +24,7 @@ const JsonObject = z
   )
   .meta({ type: 'object', additionalProperties: {} });
 
-/** `POST /api/v1/execute/{target}` and `/execute/async/{target}`: `{ input, webhook? }` (spec §4). */
+/** `POST /api/v1/execute/{target}` and `/execute/async/{target}`: `{ input, webhook? }`. */
 export const ExecuteBodySchema = z.object({
   input: JsonObject.meta({
     description: "The function's input; validated against its registered input_schema.",

@@ -14,7 +14,7 @@ export const HealthCheckSchema = z
   })
   .meta({ id: 'HealthCheck' });
 
-/** GET /api/v1/health (spec §2 "Health report"), as service.ts builds it. */
+/** GET /api/v1/health (content/api/health-and-metrics.md), as service.ts builds it. */
 export const HealthReportSchema = z
   .object({
     status: z.enum(['healthy', 'unhealthy']),

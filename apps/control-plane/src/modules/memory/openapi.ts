@@ -13,7 +13,7 @@ import { quotaExceededCase } from './scope-quota.ts';
 
 const contextHeader = (description: string) => z.string().min(1).max(256).optional().meta({ description });
 
-/** The headers that select memory scopes (spec §1); scopes.ts resolves them. */
+/** The headers that select memory scopes; scopes.ts resolves them. */
 export const MemoryScopeHeaders = z.object({
   'X-Workflow-ID': contextHeader('Names the workflow scope: the most specific of the four.'),
   'X-Session-ID': contextHeader('Names the session scope.'),

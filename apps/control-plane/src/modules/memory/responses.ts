@@ -42,7 +42,7 @@ export const DeletedSchema = z
   })
   .meta({ id: 'MemoryDelete' });
 
-/** A memory change as history answers it and the streams send it (spec §6). */
+/** A memory change as history answers it and the streams send it (content/api/memory.md). */
 export const MemoryEventSchema = z
   .object({
     id: z.string().meta({

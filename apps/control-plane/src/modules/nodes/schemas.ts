@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { findUnstorable } from '../../platform/json-storable.ts';
 import { nullable, nullableWithDefault } from '../../platform/nullable.ts';
 
-/** Lifecycle states of a node instance (spec §3). */
+/** Lifecycle states of a node instance (content/concepts/node-lifecycle.md). */
 export const LIFECYCLE_STATUSES = ['starting', 'ready', 'degraded', 'offline'] as const;
 export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
 
