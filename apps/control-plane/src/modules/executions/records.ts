@@ -136,7 +136,7 @@ export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecor
     routed_version: row.routed_version,
     webhook_registered: row.webhook_registered,
     webhook_error: row.webhook_error,
-    // Spec §2: only while waiting. A resume clears the column; an end keeps it (what the
+    // Only while waiting (content/api/execution.md). A resume clears the column; an end keeps it (what the
     // execution waited for when it ended), which the status hides here.
     ...(row.status === 'waiting' && row.waiting_for ? { waiting_for: waitingForOf(row.waiting_for) } : {}),
     // Only in lists and batches, when the result was too large to include: read it by id.

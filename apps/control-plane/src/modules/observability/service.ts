@@ -79,7 +79,7 @@ export function createObservabilityService(deps: ObservabilityServiceDeps) {
      * (events meanwhile are not forwarded later). Every replica's forwarder re-reads the row.
      */
     async update(body: CollectorSettingsBody): Promise<CollectorSettings> {
-      // Spec §2: the secret "may be empty", meaning unsigned, as when absent.
+      // An empty secret means unsigned, as when absent (content/api/observability.md).
       const secret = body.secret === '' ? undefined : body.secret;
       const checked = await checkWebhook(
         { url: body.url, ...(secret === undefined ? {} : { secret }), headers: body.headers },

@@ -12,7 +12,7 @@ import { createOutboundClient, type OutboundClient, OutboundError } from '../../
  * - at most 16 KB of the answer is read, without buffering whatever a receiver sends.
  */
 
-/** Spec §8: at most this much of a receiver's answer is kept per attempt. */
+/** At most this much of a receiver's answer is kept per attempt. */
 export const RESPONSE_BODY_LIMIT = 16 * 1024;
 
 /** Idle keep-alive connections to a receiver are kept this long for its next delivery. */

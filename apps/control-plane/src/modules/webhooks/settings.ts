@@ -2,8 +2,8 @@ import { booleanSetting, durationSetting, integerSetting } from '@switchyard/sha
 import { setting, type ValuesOf } from '../../platform/config/setting.ts';
 
 /**
- * Webhook delivery. Spec §8 keeps these in the execution queue section of the configuration file,
- * so the keys stay `execution_queue.webhook_*`; config.ts merges them into that section.
+ * Webhook delivery. The configuration file keeps these in its execution queue section
+ * (content/reference/settings.md), so the keys stay `execution_queue.webhook_*`; config.ts merges them into that section.
  */
 export const webhookSettings = {
   webhookMaxAttempts: setting({

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { VERSION } from '../../platform/version.ts';
 import type { Delivery } from './repository.ts';
 
-/** Spec §5.8: `X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. */
+/** content/concepts/webhooks.md: `X-Service-Signature: sha256=<hex HMAC-SHA256 of the raw body>`. */
 export function signature(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }

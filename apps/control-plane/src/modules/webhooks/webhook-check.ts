@@ -16,7 +16,7 @@ export type WebhookCheck =
   | { registered: true; webhook: WebhookConfig }
   | { registered: false; error: string };
 
-/** Spec §8: at most 20 custom headers, each at most 512 characters (name and value alike). */
+/** At most 20 custom headers, each at most 512 characters (name and value alike). */
 export const MAX_WEBHOOK_HEADERS = 20;
 export const MAX_WEBHOOK_HEADER_LENGTH = 512;
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
