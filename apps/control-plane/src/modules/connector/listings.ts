@@ -1,6 +1,8 @@
 import { createAnswerCache } from '../../platform/answer-cache.ts';
 import { ENVELOPE_BYTES, fitJsonEntries } from '../../platform/http/bounded-page.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { NodeInstanceRecord } from '../nodes/index.ts';
+import type { GroupPageSchema, ReasonerPageSchema } from './responses.ts';
 import {
   encodeFunctionCursor,
   encodeGroupCursor,
@@ -81,17 +83,32 @@ function startAfter<E>(sorted: readonly E[], keyOf: (entry: E) => string, after:
   return low;
 }
 
+/** The members of a list page besides its entries. */
+interface PageEnvelope {
+  total: number;
+  next_cursor: string | null;
+}
+
+/** The member of a documented page that holds its entries (`reasoners`, `groups`). */
+type EntriesMember<Page> = Exclude<keyof Page, keyof PageEnvelope> & string;
+
+/** One entry of that member, as the page's schema documents it. */
+type EntryOf<Page> = Page[EntriesMember<Page>] extends readonly (infer Entry)[] ? Entry : never;
+
 /**
- * One page of a sorted list as a JSON answer: `{ total, <member>: [...], next_cursor }`. The page
- * is the `limit` entries after the cursor, ended early before the entry that would pass
- * `maxBytes`; `next_cursor` names its last entry when more follow.
+ * One page of a sorted list as a JSON answer: `{ total, <member>: [...], next_cursor }`, written
+ * as text so each entry is encoded once (the byte bound measures it, and the page cache keeps the
+ * bytes). `Page` is the documented page (ResponseBody of its schema): the member name and what
+ * `view` builds are checked against it, as a view's return type would be. The page is the `limit`
+ * entries after the cursor, ended early before the entry that would pass `maxBytes`;
+ * `next_cursor` names its last entry when more follow.
  */
-function renderPage<E>(options: {
-  member: string;
+function renderPage<Page extends PageEnvelope, E>(options: {
+  member: EntriesMember<Page>;
   sorted: readonly E[];
   start: number;
   limit: number;
-  view: (entry: E) => unknown;
+  view: (entry: E) => EntryOf<Page>;
   cursorOf: (entry: E) => string;
   maxBytes: number;
 }): Buffer {
@@ -100,9 +117,12 @@ function renderPage<E>(options: {
   const budget = Math.max(0, options.maxBytes - ENVELOPE_BYTES);
   const { shown, pieces } = fitJsonEntries(page, options.view, budget);
   const last = page[shown - 1];
-  const next = start + shown < sorted.length && last !== undefined ? options.cursorOf(last) : null;
+  const envelope: PageEnvelope = {
+    total: sorted.length,
+    next_cursor: start + shown < sorted.length && last !== undefined ? options.cursorOf(last) : null,
+  };
   return Buffer.from(
-    `{"total":${sorted.length},${JSON.stringify(options.member)}:[${pieces.join(',')}],"next_cursor":${JSON.stringify(next)}}`,
+    `{"total":${envelope.total},${JSON.stringify(options.member)}:[${pieces.join(',')}],"next_cursor":${JSON.stringify(envelope.next_cursor)}}`,
   );
 }
 
@@ -149,7 +169,7 @@ export function createConnectorListings(deps: ConnectorListingsDeps) {
     reasoners(query: ReasonerListQuery): Promise<ListAnswer> {
       const after = query.cursor === undefined ? undefined : functionKey(query.cursor.after);
       return cachedPage(`reasoners\u0000${query.limit}\u0000${after ?? ''}`, ({ functions }) =>
-        renderPage({
+        renderPage<ResponseBody<typeof ReasonerPageSchema>, FunctionEntry>({
           member: 'reasoners',
           sorted: functions,
           start: startAfter(functions, (entry) => entry.key, after),
@@ -165,7 +185,7 @@ export function createConnectorListings(deps: ConnectorListingsDeps) {
     groups(query: GroupListQuery): Promise<ListAnswer> {
       const after = query.cursor?.after;
       return cachedPage(`groups\u0000${query.limit}\u0000${after ?? ''}`, ({ groups }) =>
-        renderPage({
+        renderPage<ResponseBody<typeof GroupPageSchema>, NodeInstanceRecord[]>({
           member: 'groups',
           sorted: groups,
           start: startAfter(groups, (group) => (group[0] as NodeInstanceRecord).nodeId, after),

@@ -75,6 +75,16 @@ function shareOf(instance: NodeInstanceRecord, routableWeight: number): number {
 export function reasonerView(
   fn: FunctionRef,
   serving: NodeInstanceRecord[],
+  detail: true,
+): ResponseBody<typeof ReasonerSchema>;
+export function reasonerView(
+  fn: FunctionRef,
+  serving: NodeInstanceRecord[],
+  detail: false,
+): ResponseBody<typeof ReasonerSummarySchema>;
+export function reasonerView(
+  fn: FunctionRef,
+  serving: NodeInstanceRecord[],
   detail: boolean,
 ): ResponseBody<typeof ReasonerSummarySchema> | ResponseBody<typeof ReasonerSchema> {
   const shown = describing(serving);

@@ -4,7 +4,7 @@ import { timeInRange } from '../../platform/http/timestamps.ts';
 import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import { type ExecutionRow, type ExecutionStatus, iso, statusRecord } from './records.ts';
 import { findExecutions, listExecutions, workflowExecutions, workflowPayloads } from './repository.ts';
-import type { DagSchema } from './responses.ts';
+import type { BatchStatusRecordsSchema, DagSchema, ExecutionListSchema } from './responses.ts';
 import { ExecutionIdSchema } from './schemas.ts';
 
 /** Largest result a list record carries; larger ones say `result_truncated` (GET by id has it). */
@@ -51,7 +51,7 @@ export interface ListQuery {
 /** Reads, for people and dashboards: the list, batches of records, workflow DAGs and their payloads. */
 export function createExecutionQueries(db: Knex) {
   return {
-    async list(query: ListQuery) {
+    async list(query: ListQuery): Promise<ResponseBody<typeof ExecutionListSchema>> {
       const rows = await listExecutions(db, {
         status: query.status,
         target: query.target,
@@ -80,9 +80,9 @@ export function createExecutionQueries(db: Knex) {
     },
 
     /** Records keyed by id; ids that name no execution are left out. */
-    async batch(ids: string[]) {
+    async batch(ids: string[]): Promise<ResponseBody<typeof BatchStatusRecordsSchema>> {
       const rows = await findExecutions(db, [...new Set(ids)], BATCH_RESULT_BYTES);
-      const found: Record<string, ReturnType<typeof statusRecord>> = {};
+      const found: ResponseBody<typeof BatchStatusRecordsSchema> = {};
       for (const row of rows) found[row.execution_id] = statusRecord(row);
       return found;
     },

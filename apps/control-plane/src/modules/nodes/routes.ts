@@ -1,5 +1,5 @@
 import Router from '@koa/router';
-import { ProblemError, toIso } from '@switchyard/shared';
+import { ProblemError } from '@switchyard/shared';
 import type { Context } from 'koa';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
 import type { NodeRuntime } from './runtime.ts';
@@ -14,7 +14,18 @@ import {
   RegistrationSchema,
   StatusUpdateSchema,
 } from './schemas.ts';
-import { bulkEntry, groupByNode, instanceView, nodeView, statusView } from './views.ts';
+import {
+  actionView,
+  bulkStatusView,
+  fleetRefreshView,
+  heartbeatView,
+  instanceView,
+  nodeListView,
+  nodeView,
+  registeredView,
+  shutdownView,
+  statusView,
+} from './views.ts';
 
 /** Body limits: registrations carry schemas; the agent's periodic messages are small. */
 const REGISTRATION_LIMIT = 1024 * 1024;
@@ -67,13 +78,7 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
     const { record, created } = await nodes.register(registration);
     ctx.status = created ? 201 : 200;
     ctx.set('Location', `/api/v1/nodes/${encodeURIComponent(record.nodeId)}`);
-    ctx.body = {
-      ...instanceView(record, now(), stale),
-      // Agents may heartbeat more often than their SDK default; this is the rate that keeps
-      // them inside the TTL with two heartbeats to spare.
-      heartbeat_ttl_seconds: lifecycle.heartbeatTtlMs / 1000,
-      heartbeat_interval_seconds: Math.max(1, Math.floor(lifecycle.heartbeatTtlMs / 3000)),
-    };
+    ctx.body = registeredView(record, now(), stale, lifecycle.heartbeatTtlMs);
   };
   router.post('/api/v1/nodes/register', register);
   router.post('/api/v1/nodes', register);
@@ -81,34 +86,13 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
   // Fleet-wide routes first: readable, although the path shapes already keep them apart.
   router.post('/api/v1/nodes/status/bulk', async (ctx) => {
     const { node_ids } = parseWith(BulkStatusSchema, await readJsonBody(ctx, BULK_LIMIT));
-    const found = await nodes.bulk(node_ids);
-    // Built with fromEntries (own data properties), not `body[id] = ...`: assigning to
-    // "__proto__" would set the prototype instead and drop that id from the answer.
-    ctx.body = Object.fromEntries(
-      node_ids.map((id) => {
-        const instances = found.get(id);
-        return [
-          id,
-          instances
-            ? bulkEntry(instances)
-            : { status: null, version: null, last_heartbeat: null, error: 'not_found' },
-        ];
-      }),
-    );
+    ctx.body = bulkStatusView(node_ids, await nodes.bulk(node_ids));
   });
 
   router.post('/api/v1/nodes/status/refresh', async (ctx) => {
     parseWith(RefreshSchema, await optionalBody(ctx, ACTION_LIMIT));
     const { sweep, checks, instances } = await nodes.refreshAll();
-    const grouped = groupByNode(instances);
-    ctx.body = {
-      reconciled_at: toIso(now()),
-      checked: checks.length,
-      expired: sweep.expired.map((k) => ({ node_id: k.nodeId, version: k.version, old_status: k.oldStatus })),
-      evicted: sweep.evicted.map((k) => ({ node_id: k.nodeId, version: k.version })),
-      timed_out: sweep.timedOut.map((k) => ({ node_id: k.nodeId, version: k.version })),
-      nodes: Object.fromEntries([...grouped].map(([id, list]) => [id, bulkEntry(list)])),
-    };
+    ctx.body = fleetRefreshView({ sweep, checked: checks.length, instances }, now());
   });
 
   router.get('/api/v1/nodes/:id', async (ctx) => {
@@ -118,25 +102,7 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
   router.post('/api/v1/nodes/:id/heartbeat', async (ctx) => {
     const body = parseWith(HeartbeatSchema, await optionalBody(ctx, HEARTBEAT_LIMIT));
     const record = await nodes.heartbeat(nodeIdOf(ctx), body);
-    ctx.body = {
-      node_id: record.nodeId,
-      version: record.version,
-      status: record.lifecycleStatus,
-      lifecycle_status: record.lifecycleStatus,
-      last_heartbeat: record.lastHeartbeat,
-      lease_expires_at: record.leaseExpiresAt,
-      // The configured floor (spec), then what this heartbeat earned: presence adapts the lease
-      // to the node's own rhythm (lifecycle.leaseTtlMs).
-      heartbeat_ttl_seconds: lifecycle.heartbeatTtlMs / 1000,
-      lease_ttl_seconds:
-        record.leaseExpiresAt && record.lastHeartbeat
-          ? (Date.parse(record.leaseExpiresAt) - Date.parse(record.lastHeartbeat)) / 1000
-          : null,
-      observed_heartbeat_interval_seconds:
-        record.observedHeartbeatIntervalMs === null
-          ? null
-          : Math.round(record.observedHeartbeatIntervalMs) / 1000,
-    };
+    ctx.body = heartbeatView(record, lifecycle.heartbeatTtlMs);
   });
 
   router.patch('/api/v1/nodes/:id/status', async (ctx) => {
@@ -165,35 +131,21 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
     router.post(`/api/v1/nodes/:id/${action}`, async (ctx) => {
       const body = parseWith(NodeActionSchema, await optionalBody(ctx, ACTION_LIMIT));
       const instances = await nodes[action](nodeIdOf(ctx), body);
-      ctx.body = {
-        node_id: nodeIdOf(ctx),
-        action,
-        instances: instances.map((i) => instanceView(i, now(), stale)),
-      };
+      ctx.body = actionView(nodeIdOf(ctx), action, instances, now(), stale);
     });
   }
 
   router.post('/api/v1/nodes/:id/shutdown', async (ctx) => {
     const body = parseWith(NodeActionSchema, await optionalBody(ctx, ACTION_LIMIT));
     const outcomes = await nodes.shutdown(nodeIdOf(ctx), body);
-    ctx.body = {
-      node_id: nodeIdOf(ctx),
-      action: 'shutdown',
-      instances: outcomes.map(({ record, ...outcome }) => ({
-        ...outcome,
-        lifecycle_status: record.lifecycleStatus,
-        status_reason: record.statusReason,
-        admin_state: record.adminState,
-        lease_expires_at: record.leaseExpiresAt,
-      })),
-    };
+    ctx.body = shutdownView(nodeIdOf(ctx), outcomes);
   });
 
   router.get('/api/ui/v1/nodes', async (ctx) => {
     const query = parseWith(NodeListQuerySchema, ctx.query, 'query');
     const filter = { nodeId: query.node_id, status: query.status, tag: query.tag };
     const total = await nodes.countNodes(filter);
-    const list: unknown[] = [];
+    const list: ReturnType<typeof nodeView>[] = [];
     let bytes = 0;
     const page = nodes.pageNodes(filter, {
       limit: query.limit,
@@ -209,18 +161,8 @@ export function nodesRouter(deps: { runtime: NodeRuntime }): Router {
       list.push(view);
       bytes += size;
     }
-    const hasMore = query.offset + list.length < total;
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = {
-      nodes: list,
-      total,
-      pagination: {
-        limit: query.limit,
-        offset: query.offset,
-        has_more: hasMore,
-        next_offset: hasMore ? query.offset + list.length : null,
-      },
-    };
+    ctx.body = nodeListView(list, total, query);
   });
 
   return router;

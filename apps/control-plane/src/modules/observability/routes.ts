@@ -1,6 +1,8 @@
 import Router from '@koa/router';
 import type { Clock } from '../../platform/clock.ts';
 import { parseWith, readJsonBody } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
+import type { ClearedSchema, DlqPageSchema } from './responses.ts';
 import { CollectorSettingsBodySchema, DlqQuerySchema, RedriveBodySchema } from './schemas.ts';
 import type { ObservabilityService } from './service.ts';
 import { parkedView, redriveView, settingsView, statusView } from './views.ts';
@@ -51,12 +53,15 @@ export function observabilityRouter(deps: { service: ObservabilityService; clock
       next_cursor: page.next === undefined ? null : String(page.next),
       total_batches: page.totals.batches,
       total_events: page.totals.events,
-    };
+    } satisfies ResponseBody<typeof DlqPageSchema>;
   });
 
   router.delete(`${PREFIX}/dlq`, async (ctx) => {
     const cleared = await service.clearParked();
-    ctx.body = { cleared_batches: cleared.batches, cleared_events: cleared.events };
+    ctx.body = {
+      cleared_batches: cleared.batches,
+      cleared_events: cleared.events,
+    } satisfies ResponseBody<typeof ClearedSchema>;
   });
 
   router.post(`${PREFIX}/redrive`, async (ctx) => {

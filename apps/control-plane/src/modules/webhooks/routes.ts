@@ -1,5 +1,7 @@
 import Router from '@koa/router';
 import { parseWith } from '../../platform/http/request-body.ts';
+import type { ResponseBody } from '../../platform/openapi/response-body.ts';
+import type { DeadLetterPageSchema, HistorySchema } from './responses.ts';
 import { DeadLetterQuerySchema, encodeCursor, executionIdOf } from './schemas.ts';
 import type { WebhookService } from './service.ts';
 import { attemptView, deliveryView } from './views.ts';
@@ -28,7 +30,7 @@ export function webhooksRouter(deps: { service: WebhookService }): Router {
         ...deliveryView(delivery),
         attempts: attempts.map(attemptView),
       })),
-    };
+    } satisfies ResponseBody<typeof HistorySchema>;
   });
 
   router.get('/api/ui/v1/webhooks/dead-letters', async (ctx) => {
@@ -38,7 +40,7 @@ export function webhooksRouter(deps: { service: WebhookService }): Router {
     ctx.body = {
       dead_letters: page.items.map(deliveryView),
       next_cursor: page.next ? encodeCursor(page.next) : null,
-    };
+    } satisfies ResponseBody<typeof DeadLetterPageSchema>;
   });
 
   return router;

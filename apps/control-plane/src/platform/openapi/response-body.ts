@@ -9,14 +9,15 @@ type NamedKeys<T> = keyof {
  * An answer's type with only the members its schema names. Response schemas are loose objects
  * (clients must accept members they do not know), so their inferred types carry an index
  * signature that would let a view return any member the document never mentions; dropping it
- * (at every depth) makes the compiler reject those. Records, objects with no named member, stay
- * as they are.
+ * (at every depth) makes the compiler reject those. Records, objects with no named member, keep
+ * their index signature, and their values are checked the same way (a map of node id to status
+ * summary rejects a summary with an undocumented member too).
  */
 type Documented<T> = T extends readonly (infer Item)[]
   ? Documented<Item>[]
   : T extends object
     ? [NamedKeys<T>] extends [never]
-      ? T
+      ? { [K in keyof T]: Documented<T[K]> }
       : { [K in keyof T as string extends K ? never : number extends K ? never : K]: Documented<T[K]> }
     : T;
 
