@@ -3,7 +3,8 @@ import { setting, type ValuesOf } from '../../platform/config/setting.ts';
 
 /**
  * Webhook delivery. The configuration file keeps these in its execution queue section
- * (content/reference/settings.md), so the keys stay `execution_queue.webhook_*`; config.ts merges them into that section.
+ * (content/reference/settings.md), so the keys stay `execution_queue.webhook_*`; config.ts merges
+ * them into that section.
  */
 export const webhookSettings = {
   webhookMaxAttempts: setting({
