@@ -7,5 +7,8 @@ export default defineConfig({
     // Fixture builds run the real `astro build`; give them room on a busy two-core machine.
     hookTimeout: 180_000,
     globalSetup: ['test/global-setup.ts'],
+    // Worker threads rather than forked processes: 88 s of wall time against 96 s, and 82 s of CPU
+    // against 93 s, side by side (apps/control-plane/vitest.config.ts says why).
+    pool: 'threads',
   },
 });
