@@ -8,7 +8,7 @@
  * critical violations and log no console error (a CSP violation is one). Screenshots go to
  * tests/browser/.screenshots/ (actions-*).
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
@@ -266,6 +266,77 @@ describe('run again', () => {
     expect(again).toEqual({ execution_id: id, target: summarize, input });
     await session.close(page);
   });
+
+  /** Records a call the agent ran itself, as its SDK reports one, with the input it was given. */
+  async function reportedLocalCall(input: unknown): Promise<string> {
+    const executionId = randomUUID();
+    await session.api('POST', '/api/v1/workflow/executions/events', {
+      execution_id: executionId,
+      run_id: `run-${executionId}`,
+      reasoner_id: 'summarize',
+      agent_node_id: hello,
+      status: 'succeeded',
+      input_data: input,
+      result: { summary: '', sentences: 0 },
+      duration_ms: 5,
+    });
+    return executionId;
+  }
+
+  const notObjects: { name: string; input: unknown }[] = [
+    { name: 'array', input: [1, 'two', { three: 3 }] },
+    { name: 'string', input: 'just a sentence, not an object' },
+  ];
+  for (const { name, input } of notObjects) {
+    it(`shows a reported call's ${name} input as its JSON text in the playground, and says why it cannot run`, async () => {
+      const json = JSON.stringify(input);
+      const firstId = await reportedLocalCall(input);
+      expect((await session.api('GET', `/api/ui/v1/executions/${firstId}/input`)).input).toEqual(input);
+      const page = await session.open(session.ui(`executions/${firstId}`));
+      await page.getByRole('heading', { name: 'Input', exact: true }).waitFor();
+      await page.getByRole('link', { name: 'Run again' }).click();
+      await page.waitForURL(/\/ui\/playground\?target=/);
+      expect(new URL(page.url()).searchParams.get('target')).toBe(summarize);
+      await page.getByRole('heading', { name: 'Input', exact: true }).waitFor();
+      // Not an object, so no form: the JSON editor holds the original input's text as it was.
+      const editor = page.getByLabel('Input (a JSON object)');
+      expect(await editor.inputValue()).toBe(json);
+      expect(await page.getByLabel('Function').inputValue()).toBe(summarize);
+      expect(await page.getByRole('button', { name: 'JSON' }).getAttribute('aria-pressed')).toBe('true');
+
+      // The call API takes an object only: the editor says so beside the input and sends nothing.
+      const before = (await executionsOf(summarize)).length;
+      await page.getByRole('button', { name: 'Run' }).click();
+      await page.getByText('The input must be a JSON object, such as {"text": "Hello"}.').waitFor();
+      expect(await editor.getAttribute('aria-invalid')).toBe('true');
+      expect(await editor.inputValue()).toBe(json);
+      expect((await executionsOf(summarize)).length).toBe(before);
+
+      for (const width of [1280, 390]) {
+        await page.setViewportSize({ width, height: 860 });
+        expect(await horizontalOverflow(page), `the playground at ${width} px scrolls sideways`).toBe(0);
+        expect(await seriousViolations(page)).toEqual([]);
+        await page.screenshot({
+          path: path.join(SCREENSHOTS, `actions-run-again-${name}-${width}.png`),
+          fullPage: true,
+        });
+      }
+
+      // Written as an object, it runs, and the new execution holds what was written.
+      const wrapped = { text: 'Wrapped. Now an object.', max_sentences: 1 };
+      await editor.fill(JSON.stringify(wrapped));
+      await page.getByRole('button', { name: 'Run' }).click();
+      const outcome = page.getByRole('region', { name: 'Outcome' });
+      await outcome.getByText('succeeded').waitFor();
+      const id = await outcomeExecutionId(page);
+      expect(await session.api('GET', `/api/ui/v1/executions/${id}/input`)).toEqual({
+        execution_id: id,
+        target: summarize,
+        input: wrapped,
+      });
+      await session.close(page);
+    });
+  }
 });
 
 describe('approvals', () => {
