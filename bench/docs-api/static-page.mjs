@@ -19,6 +19,7 @@
 // Usage: [DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres] node bench/docs-api/static-page.mjs
 //        [--store postgres|embedded|both] [--page /docs/api/events-and-ui] [--duration 3]
 //        [--connections 10] [--rounds 10] [--per-client 100] [--no-readme]
+//        [--cpu-prof <dir>] (a .cpuprofile of the docs server per store, written when it stops)
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
@@ -42,6 +43,7 @@ const serverUrl = process.env.DATABASE_URL;
 const storeOption = option('--store', serverUrl ? 'both' : 'embedded');
 const stores = storeOption === 'both' ? ['postgres', 'embedded'] : [storeOption];
 const writeReadme = !args.includes('--no-readme');
+const cpuProfileDir = option('--cpu-prof', undefined);
 if (stores.includes('postgres') && !serverUrl) {
   throw new Error('--store postgres needs DATABASE_URL (a scratch database is made on its server)');
 }
@@ -233,7 +235,11 @@ async function runStore(store, scratch) {
     } else {
       env.SWITCHYARD_DATA_DIR = dataDir;
     }
-    docs = await startProcess(['--enable-source-maps', path.join(docsApp, 'dist/front-server.js')], env);
+    const profile = cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(cpuProfileDir)}`] : [];
+    docs = await startProcess(
+      [...profile, '--enable-source-maps', path.join(docsApp, 'dist/front-server.js')],
+      env,
+    );
     docs.admin = admin;
     docs.database = database;
     if (docs.store !== (store === 'postgres' ? 'postgres' : 'memory'))
