@@ -1,7 +1,10 @@
 import type { ResponseBody } from '../../platform/openapi/response-body.ts';
 import type { AcknowledgementSchema, StatusRecordSchema, SyncResultSchema } from './responses.ts';
 
-/** Execution statuses (content/concepts/executions.md). `pending` is a legacy name the control plane never writes. */
+/**
+ * Execution statuses (content/concepts/executions.md). `pending` is a legacy name the control plane
+ * never writes.
+ */
 export const EXECUTION_STATUSES = [
   'queued',
   'pending',
@@ -136,8 +139,8 @@ export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecor
     routed_version: row.routed_version,
     webhook_registered: row.webhook_registered,
     webhook_error: row.webhook_error,
-    // Only while waiting (content/api/execution.md). A resume clears the column; an end keeps it (what the
-    // execution waited for when it ended), which the status hides here.
+    // Only while waiting (content/api/execution.md). A resume clears the column; an end keeps it
+    // (what the execution waited for when it ended), which the status hides here.
     ...(row.status === 'waiting' && row.waiting_for ? { waiting_for: waitingForOf(row.waiting_for) } : {}),
     // Only in lists and batches, when the result was too large to include: read it by id.
     ...(row.result_truncated ? { result_truncated: true } : {}),
