@@ -273,6 +273,7 @@ describe('/search-index.json', () => {
         description: expect.any(String),
         category: expect.any(String),
         keywords: expect.any(Array),
+        synonyms: expect.any(Array),
         order: expect.any(Number),
         markdown_url: `/docs/${page.slug}.md`,
       });

@@ -26,6 +26,8 @@ export interface SearchResult {
   anchor: string;
   markdown_url: string;
   category: string;
+  /** Other sections of the same page that matched, best first. */
+  sections: Array<{ section: string; anchor: string; url: string }>;
 }
 
 export interface SearchResponse {
@@ -74,6 +76,10 @@ function parseQuery(raw: string | undefined): string {
   return q;
 }
 
+function sectionUrl(site: string, path: string, anchor: string): string {
+  return `${site}${path}${anchor ? `#${anchor}` : ''}`;
+}
+
 /** A search answer as sent: its JSON, and its compressed forms once a client asked for them. */
 interface CachedAnswer {
   json: Buffer;
@@ -89,7 +95,8 @@ const ANSWER_CACHE_ENTRIES = 1000;
 const ANSWER_CACHE_BYTES = 16 * 1024 * 1024;
 
 /**
- * GET /api/v1/search: BM25 over every passage of every page. An answer depends only on the query,
+ * GET /api/v1/search: BM25 over every passage of every page, one result per page (its best
+ * passage, its other matching sections listed with it). An answer depends only on the query,
  * the limit, the index and the site, so the latest answers are kept, serialised and compressed:
  * agents and the search box send the same queries over and over, and ranking, snippets, JSON and
  * brotli were nearly all of a search request's CPU time (bench/docs-api/README.md). The cache
@@ -124,11 +131,16 @@ export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHand
           title: hit.page.title,
           section: hit.passage.section,
           snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
-          url: `${site}${hit.page.path}${hit.passage.anchor ? `#${hit.passage.anchor}` : ''}`,
+          url: sectionUrl(site, hit.page.path, hit.passage.anchor),
           path: hit.page.path,
           anchor: hit.passage.anchor,
           markdown_url: `${site}${hit.page.markdown_url}`,
           category: hit.page.category,
+          sections: hit.sections.map((other) => ({
+            section: other.section,
+            anchor: other.anchor,
+            url: sectionUrl(site, hit.page.path, other.anchor),
+          })),
         })),
       };
       answer = { json: Buffer.from(JSON.stringify(body)), forms: new Map() };

@@ -8,6 +8,8 @@ export const IndexedPageSchema = z.object({
   description: z.string(),
   category: z.string(),
   keywords: z.array(z.string()),
+  /** Groups of equivalent search words; missing in index files written before it existed. */
+  synonyms: z.array(z.array(z.string())).default([]),
   order: z.number(),
   markdown_url: z.string(),
 });

@@ -4,9 +4,11 @@
  * `agent.skill` and `createRunShare` each yield the whole identifier as one token as well as
  * their parts, so an exact identifier outranks prose that merely mentions its words.
  */
+import { stemmer } from 'stemmer';
 
 /** A run of letters/digits, optionally joined by `-`, `_` or `.` into one identifier. */
 const WORD = /[\p{L}\p{N}]+(?:[-_.][\p{L}\p{N}]+)*/gu;
+
 /** What joins the parts of an identifier. */
 export const JOINER = /[-_.]/;
 const CAMEL_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
@@ -26,44 +28,46 @@ export function isStopword(word: string): boolean {
 }
 
 /**
- * A light plural stemmer (Harman's S-stemmer): `routes` and `route`, `policies` and `policy`
- * meet, while identifiers and short words are left alone.
+ * The stem of a word (Porter's algorithm, the `stemmer` package): `configure`, `configuration`
+ * and `configuring` meet, as do `routes` and `route`. Short words and words with digits (`v2`,
+ * `s3`, `429`) are left as written.
  */
 export function stem(term: string): string {
   if (term.length <= 3 || /\d/.test(term)) return term;
-  if (term.endsWith('ies') && !term.endsWith('eies') && !term.endsWith('aies'))
-    return `${term.slice(0, -3)}y`;
-  if (term.endsWith('es') && !term.endsWith('aes') && !term.endsWith('ees') && !term.endsWith('oes')) {
-    return term.slice(0, -1);
-  }
-  if (term.endsWith('s') && !term.endsWith('us') && !term.endsWith('ss')) return term.slice(0, -1);
-  return term;
+  return stemmer(term);
 }
 
-function emitWord(word: string, emit: (term: string) => void): void {
+/** Receives each term of a text with the lower-cased word it came from. */
+export type TermSink = (term: string, word: string) => void;
+
+function emitWord(word: string, emit: TermSink): void {
   const parts = word.split(JOINER);
-  if (parts.length > 1) emit(word.toLowerCase());
+  if (parts.length > 1) emit(word.toLowerCase(), word.toLowerCase());
   for (const part of parts) {
     const lower = part.toLowerCase();
     const pieces = CAMEL_CASE.test(part) ? part.match(CAMEL_PART) : null;
     if (pieces && pieces.length > 1) {
-      emit(lower);
+      emit(lower, lower);
       for (const piece of pieces) {
         const p = piece.toLowerCase();
-        if (!STOPWORDS.has(p)) emit(stem(p));
+        if (!STOPWORDS.has(p)) emit(stem(p), p);
       }
       continue;
     }
-    if (!STOPWORDS.has(lower)) emit(stem(lower));
+    if (!STOPWORDS.has(lower)) emit(stem(lower), lower);
   }
+}
+
+/** Hands every term of a text to `emit`, in order, duplicates kept, with the word it came from. */
+export function eachTerm(text: string, emit: TermSink): void {
+  for (const match of text.matchAll(WORD)) emitWord(match[0], emit);
 }
 
 /** The terms of a text, in order, duplicates kept (the index counts them). */
 export function tokenize(text: string): string[] {
   const terms: string[] = [];
-  const emit = (term: string) => {
+  eachTerm(text, (term) => {
     terms.push(term);
-  };
-  for (const match of text.matchAll(WORD)) emitWord(match[0], emit);
+  });
   return terms;
 }

@@ -233,6 +233,7 @@ const SCHEMAS: Json = {
       'anchor',
       'markdown_url',
       'category',
+      'sections',
     ],
     properties: {
       rank: { type: 'integer', minimum: 1, description: '1 for the best match.' },
@@ -261,6 +262,20 @@ const SCHEMAS: Json = {
       },
       markdown_url: { type: 'string', format: 'uri', description: 'Absolute URL of the page as markdown.' },
       category: { type: 'string' },
+      sections: {
+        type: 'array',
+        maxItems: 3,
+        description: 'Other sections of the same page that matched, best first (at most 3).',
+        items: {
+          type: 'object',
+          required: ['section', 'anchor', 'url'],
+          properties: {
+            section: { type: 'string', description: 'Heading of the section.' },
+            anchor: { type: 'string', description: 'Heading id; empty for text before the first heading.' },
+            url: { type: 'string', format: 'uri', description: 'Absolute page URL with the `#anchor`.' },
+          },
+        },
+      },
     },
   },
   SearchResponse: {
@@ -272,7 +287,7 @@ const SCHEMAS: Json = {
       total: {
         type: 'integer',
         minimum: 0,
-        description: 'Number of passages that matched at least one term.',
+        description: 'Number of pages that matched at least one term (each page is one result).',
       },
       results: { type: 'array', maxItems: SEARCH_LIMIT_MAX, items: ref('schemas', 'SearchResult') },
     },

@@ -11,6 +11,12 @@ export const PageFrontmatterSchema = z.object({
   category: z.enum(CATEGORIES),
   keywords: z.array(z.string().trim().min(1)).min(1),
   order: z.number().int(),
+  /**
+   * Words and phrases that mean the same to a reader, one group per list
+   * (`[[hitl, human in the loop]]`): a search naming one of a group also looks for the others,
+   * on every page. Declared on the page where a writer noticed the need.
+   */
+  synonyms: z.array(z.array(z.string().trim().min(1)).min(2)).default([]),
 });
 
 export type PageFrontmatter = z.infer<typeof PageFrontmatterSchema>;

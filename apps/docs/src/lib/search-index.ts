@@ -17,6 +17,7 @@ export function searchIndex(pages: DocPage[]) {
       description: page.description,
       category: page.category,
       keywords: page.keywords,
+      synonyms: page.synonyms,
       order: page.order,
       markdown_url: page.markdownPath,
     })),

@@ -12,6 +12,8 @@ export interface DocPage {
   description: string;
   category: Category;
   keywords: string[];
+  /** Groups of equivalent search words (front matter `synonyms`). */
+  synonyms: string[][];
   order: number;
   body: string;
   entry: DocEntry;
@@ -33,6 +35,7 @@ function toPage(entry: DocEntry): DocPage {
     description: entry.data.description,
     category: entry.data.category,
     keywords: entry.data.keywords,
+    synonyms: entry.data.synonyms,
     order: entry.data.order,
     body: entry.body ?? '',
     entry,

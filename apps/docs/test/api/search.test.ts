@@ -1,4 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { contentDir } from '../../src/lib/content-dir.ts';
 import {
   builtSite,
   expectCommonHeaders,
@@ -30,6 +33,25 @@ describe('GET /api/v1/search', () => {
     }
   });
 
+  it('answers the example of the site API page as the page shows it, scores aside', async () => {
+    const page = readFileSync(path.join(contentDir(), 'api/site-api.md'), 'utf8');
+    const section = page.slice(page.indexOf('## GET /api/v1/search'), page.indexOf('## GET /api/v1/topics'));
+    const command = /```bash\ncurl '(http:\/\/127\.0\.0\.1:4321)(\/api\/v1\/search\?[^']+)'\n```/.exec(
+      section,
+    );
+    const shown = /```json\n([\s\S]*?)\n```/.exec(section);
+    expect(command, 'a curl example of the search').not.toBeNull();
+    expect(shown, 'the answer it shows').not.toBeNull();
+    const res = await request(`${server.url}${command![2]}`);
+    expect(res.status).toBe(200);
+    const withoutScores = (body: any) => ({
+      ...body,
+      results: body.results.map(({ score: _score, ...rest }: any) => rest),
+    });
+    const documented = JSON.parse(shown![1]!.replaceAll(command![1]!, server.site));
+    expect(withoutScores(res.json())).toEqual(withoutScores(documented));
+  });
+
   it('answers ranked passages with the fields the reference documents', async () => {
     const page = site.pages[0]!;
     const res = await search(`?q=${encodeURIComponent(page.title)}`);
@@ -53,6 +75,7 @@ describe('GET /api/v1/search', () => {
           'rank',
           'score',
           'section',
+          'sections',
           'snippet',
           'title',
           'url',
@@ -70,7 +93,16 @@ describe('GET /api/v1/search', () => {
       expect(result.markdown_url).toBe(`${server.site}${indexed.markdown_url}`);
       expect(result.snippet.length).toBeLessThanOrEqual(242);
       expect(result.snippet).not.toMatch(/<\/?[a-z][^>]*>|\n/);
+      expect(result.sections.length).toBeLessThanOrEqual(3);
+      for (const other of result.sections) {
+        expect(Object.keys(other).sort()).toEqual(['anchor', 'section', 'url']);
+        expect(other.url).toBe(`${server.site}${indexed.path}${other.anchor ? `#${other.anchor}` : ''}`);
+        expect(other.anchor).not.toBe(result.anchor);
+      }
     });
+    // One result per page.
+    const paths = body.results.map((r: { path: string }) => r.path);
+    expect(new Set(paths).size).toBe(paths.length);
   });
 
   it('points every result at an anchor that exists on the rendered page and a path the page operation accepts', async () => {
