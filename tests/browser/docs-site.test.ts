@@ -76,18 +76,79 @@ describe('documentation site in Chromium', () => {
     const box = page.getByRole('combobox', { name: 'Search the documentation' });
     await box.click();
     await box.pressSequentially(target.title, { delay: 20 });
-    const option = page.locator(`.search-result.page a[href="${target.path}"]`);
+    // A page's result leads to the page, at its best matching section.
+    const option = page.locator(
+      `.search-result.page a[href="${target.path}"], .search-result.page a[href^="${target.path}#"]`,
+    );
     await option.waitFor({ state: 'visible' });
     await expect(box.getAttribute('aria-expanded')).resolves.toBe('true');
     await page.screenshot({ path: path.join(screenshots, 'search-results.png') });
 
     await option.click();
-    await page.waitForURL(`${site.url}${target.path}`);
+    await page.waitForURL((url) => url.pathname === target.path);
     await expect(page.locator('main h1').textContent()).resolves.toBe(target.title);
     await expect(page.locator('.nav-link[aria-current="page"]').textContent()).resolves.toContain(
       target.title,
     );
     await closePage(page);
+  });
+
+  it('asks the site API where it is served, so a misspelt word finds its page as agents find it', async () => {
+    const page = await newPage();
+    const asked: string[] = [];
+    page.on('request', (request) => {
+      if (request.url().includes('/api/v1/search')) asked.push(new URL(request.url()).search);
+    });
+    await page.goto(`${site.url}/`);
+    const box = page.getByRole('combobox', { name: 'Search the documentation' });
+    await box.click();
+    await box.pressSequentially('hartbeat', { delay: 20 });
+    await page.locator('.search-result.page a[href^="/docs/concepts/node-lifecycle#"]').waitFor();
+    // Typing is debounced: one request for the word, not one a key.
+    expect(asked).toEqual(['?q=hartbeat&limit=6']);
+    // The page's other matching sections are listed under it, as links to their headings.
+    const sections = await page
+      .locator('.search-result.section a')
+      .evaluateAll((links) => links.map((link) => link.getAttribute('href')));
+    expect(sections.length).toBeGreaterThan(0);
+    for (const href of sections) expect(href).toMatch(/^\/docs\/[a-z-]+\/[a-z-]+(#[a-z0-9_-]+)?$/);
+    await page.screenshot({ path: path.join(screenshots, 'search-api-typo.png') });
+    await closePage(page);
+  });
+
+  it('falls back to Pagefind on a statically hosted site, where a question in words finds pages', async () => {
+    const page = await newPage({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    // As deploy/nginx/docs-static.conf answers everything under /api/ (static-hosting.test.ts
+    // checks that configuration's answers).
+    let asked = 0;
+    await page.route('**/api/v1/search**', (route) => {
+      asked += 1;
+      return route.fulfill({
+        status: 503,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503 }),
+      });
+    });
+    await page.goto(`${site.url}/`);
+    const box = page.getByRole('combobox', { name: 'Search the documentation' });
+    await box.click();
+    await box.pressSequentially('why does my agent show offline', { delay: 10 });
+    const status = page.locator('.search-status');
+    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toMatch(/^\d+ pages? found$/);
+    const found = await page
+      .locator('.search-result.page a')
+      .evaluateAll((links) => links.map((link) => link.getAttribute('href')));
+    expect(found.some((href) => /node-lifecycle|troubleshooting/.test(href ?? ''))).toBe(true);
+    await page.screenshot({ path: path.join(screenshots, 'search-pagefind-phone.png') });
+
+    // The site has no API: the next search goes to Pagefind without asking it again.
+    await box.fill('');
+    await box.pressSequentially('human in the loop', { delay: 10 });
+    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toMatch(/^\d+ pages? found$/);
+    expect(asked).toBe(1);
+    const refused = pageProblems.get(page)!.filter((line) => line.includes('status of 503'));
+    expect(refused).toHaveLength(1);
+    await closePage(page, refused);
   });
 
   it('reaches a section result with the keyboard', async () => {

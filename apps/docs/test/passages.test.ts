@@ -3,6 +3,14 @@ import { splitFrontmatter } from '../src/lib/markdown-source.ts';
 import { pagePassages } from '../src/lib/passages.ts';
 
 describe('pagePassages', () => {
+  it("keeps a section's code blocks after its prose, so snippets come from the prose", () => {
+    const [passage] = pagePassages(
+      'Nodes',
+      ['```bash', 'curl -X POST /heartbeat', '```', '', 'Send a heartbeat every 10 s.'].join('\n'),
+    );
+    expect(passage!.text).toBe('Send a heartbeat every 10 s.\n\ncurl -X POST /heartbeat');
+  });
+
   it('makes one passage per ## and ### section, with the text before them under the title', () => {
     const passages = pagePassages(
       'Webhooks',

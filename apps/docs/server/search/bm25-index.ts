@@ -1,6 +1,7 @@
 import { SymSpell } from 'mnemonist';
+import { isStopword } from '../../contract/stopwords.ts';
 import type { IndexedPage, Passage, SearchIndexFile } from '../artifacts/site-artifacts.ts';
-import { eachTerm, isStopword, JOINER, tokenize } from './tokenize.ts';
+import { eachTerm, JOINER, tokenize } from './tokenize.ts';
 
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;

@@ -5,6 +5,7 @@
  * their parts, so an exact identifier outranks prose that merely mentions its words.
  */
 import { stemmer } from 'stemmer';
+import { isStopword } from '../../contract/stopwords.ts';
 
 /** A run of letters/digits, optionally joined by `-`, `_` or `.` into one identifier. */
 const WORD = /[\p{L}\p{N}]+(?:[-_.][\p{L}\p{N}]+)*/gu;
@@ -13,19 +14,6 @@ const WORD = /[\p{L}\p{N}]+(?:[-_.][\p{L}\p{N}]+)*/gu;
 export const JOINER = /[-_.]/;
 const CAMEL_PART = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+/gu;
 const CAMEL_CASE = /\p{Ll}\p{Lu}|\p{Lu}\p{Lu}\p{Ll}/u;
-
-const STOPWORDS = new Set(
-  (
-    'a an and are as at be but by can do does for from has have how i if in into is it its ' +
-    'my of on or so than that the their then there these this to was we what when where which ' +
-    'while who why will with you your'
-  ).split(' '),
-);
-
-/** True for the common English words that carry no search meaning ("how do I ..."). */
-export function isStopword(word: string): boolean {
-  return STOPWORDS.has(word);
-}
 
 /**
  * The stem of a word (Porter's algorithm, the `stemmer` package): `configure`, `configuration`
@@ -50,11 +38,11 @@ function emitWord(word: string, emit: TermSink): void {
       emit(lower, lower);
       for (const piece of pieces) {
         const p = piece.toLowerCase();
-        if (!STOPWORDS.has(p)) emit(stem(p), p);
+        if (!isStopword(p)) emit(stem(p), p);
       }
       continue;
     }
-    if (!STOPWORDS.has(lower)) emit(stem(lower), lower);
+    if (!isStopword(lower)) emit(stem(lower), lower);
   }
 }
 

@@ -22,13 +22,20 @@ export function pagePassages(title: string, body: string): Passage[] {
   const passages: Passage[] = [];
   let current: Passage = { section: title, anchor: '', text: '' };
   let parts: string[] = [];
+  /**
+   * The section's code blocks, kept after its prose: their words stay searchable, and a snippet,
+   * which takes the first window holding the most query words, is cut from the prose around them
+   * when the prose has them, not from a curl command or a JSON answer.
+   */
+  let code: string[] = [];
   const flush = () => {
     // A heading followed directly by a subheading has no text of its own; it still gets a
     // passage, its heading as the text, so its words stay searchable and every rendered heading
     // is listed among the page's sections. Only an empty stretch before the first heading goes.
-    const text = parts.join('\n\n').trim() || (current.anchor === '' ? '' : current.section);
+    const text = [...parts, ...code].join('\n\n').trim() || (current.anchor === '' ? '' : current.section);
     if (text !== '') passages.push({ ...current, text });
     parts = [];
+    code = [];
   };
   const visit = (node: Nodes): void => {
     if (node.type === 'heading') {
@@ -51,7 +58,7 @@ export function pagePassages(title: string, body: string): Passage[] {
       }
     }
     const text = plainText(node).trim();
-    if (text !== '') parts.push(text);
+    if (text !== '') (node.type === 'code' ? code : parts).push(text);
   };
   for (const child of tree.children) visit(child);
   flush();
