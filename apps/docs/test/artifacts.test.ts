@@ -1,6 +1,8 @@
 import { ERROR_CODES, ERRORS_PAGE_PATH } from '@switchyard/shared';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { Nodes } from 'mdast';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { withAbsoluteLinks } from '../src/lib/absolute-links.ts';
 import { siteUrl } from '../src/lib/content-dir.ts';
 import { collectHeadings, parseMarkdown } from '../src/lib/markdown-tree.ts';
 import { assertBuilt, builtExists, readBuilt, sourcePages } from './support/built-site.ts';
@@ -138,14 +140,54 @@ describe('/llms.txt', () => {
 });
 
 describe('/llms-full.txt', () => {
-  it('holds every page in full', () => {
+  it('holds every page in full, its links made absolute', () => {
     const full = readBuilt('/llms-full.txt');
     expect(full.startsWith('# Switchyard documentation (complete)\n')).toBe(true);
     for (const page of docPages) {
-      expect(full, page.slug).toContain(
-        `Source: ${site}/docs/${page.slug}\n\n${readBuilt(`/docs/${page.slug}.md`).trimEnd()}`,
-      );
+      const markdown = withAbsoluteLinks(readBuilt(`/docs/${page.slug}.md`), site, `/docs/${page.slug}`);
+      expect(full, page.slug).toContain(`Source: ${site}/docs/${page.slug}\n\n${markdown.trimEnd()}`);
     }
+  });
+
+  it('has no site-relative link or bare anchor left, outside code', () => {
+    const relative: string[] = [];
+    const walk = (node: Nodes): void => {
+      if ((node.type === 'link' || node.type === 'definition') && !/^(https?|mailto):/.test(node.url)) {
+        relative.push(node.url);
+      }
+      if ('children' in node) for (const child of node.children) walk(child as Nodes);
+    };
+    walk(parseMarkdown(readBuilt('/llms-full.txt')));
+    expect(relative).toEqual([]);
+  });
+});
+
+describe('withAbsoluteLinks', () => {
+  it('rewrites paths, anchors and definitions where written, and leaves code and other links alone', () => {
+    const source = [
+      'See [nodes](/docs/concepts/nodes) and [below](#verifying "title"), [ext](https://x.dev/a).',
+      '',
+      '`[not](/a/link)` and ![logo](/logo.svg)',
+      '',
+      '```md',
+      '[in code](/docs/x)',
+      '```',
+      '',
+      '[ref]: /docs/reference/errors#not_found',
+    ].join('\n');
+    expect(withAbsoluteLinks(source, 'https://d.dev', '/docs/concepts/webhooks')).toBe(
+      [
+        'See [nodes](https://d.dev/docs/concepts/nodes) and [below](https://d.dev/docs/concepts/webhooks#verifying "title"), [ext](https://x.dev/a).',
+        '',
+        '`[not](/a/link)` and ![logo](https://d.dev/logo.svg)',
+        '',
+        '```md',
+        '[in code](/docs/x)',
+        '```',
+        '',
+        '[ref]: https://d.dev/docs/reference/errors#not_found',
+      ].join('\n'),
+    );
   });
 });
 
@@ -162,6 +204,7 @@ describe('/docs-ai.json', () => {
       expect(doc).toEqual({
         slug: expect.any(String),
         url: `${site}/docs/${doc.slug}`,
+        markdown_url: `${site}/docs/${doc.slug}.md`,
         markdownUrl: `${site}/docs/${doc.slug}.md`,
         title: expect.stringMatching(/\S/),
         description: expect.stringMatching(/\S/),

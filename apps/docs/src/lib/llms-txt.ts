@@ -1,3 +1,4 @@
+import { withAbsoluteLinks } from './absolute-links.ts';
 import { absolute, generatedAt, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import { markdownVariant } from './markdown-source.ts';
 import { type DocPage, navigation } from './site-pages.ts';
@@ -16,7 +17,7 @@ export function llmsTxt(site: string, pages: DocPage[]): string {
   );
   const api = [
     `- [OpenAPI description](${absolute(site, '/openapi.json')}): OpenAPI 3.1 document of the docs API (search, topics, page, shares) with every parameter, bound and error.`,
-    `- [Search the docs](${absolute(site, '/api/v1/search?q=webhooks&limit=5')}): GET /api/v1/search?q=...&limit=1..20 ranks passages (BM25) and returns page urls with anchors.`,
+    `- [Search the docs](${absolute(site, '/api/v1/search?q=webhooks&limit=5')}): GET /api/v1/search?q=...&limit=1..20 ranks pages (BM25; forgives typos) and returns their urls with the best section's anchor.`,
     `- [List every page](${absolute(site, '/api/v1/topics')}): GET /api/v1/topics (optional category) lists title, description, url, category and keywords of every page.`,
     `- [Read a page as markdown](${absolute(site, `/api/v1/page?path=${pages[0]?.path ?? '/docs/overview'}`)}): GET /api/v1/page?path=/docs/{slug} returns the markdown body with its metadata.`,
     `- [Guide for agents](${absolute(site, '/agents.md')}): when to use Switchyard and this API, rate limits (120 API requests per 60 s), errors by code, Retry-After.`,
@@ -41,16 +42,20 @@ export function llmsTxt(site: string, pages: DocPage[]): string {
     .concat('\n');
 }
 
-/** `/llms-full.txt`: the llms.txt header followed by every page's markdown variant in reading order. */
+/**
+ * `/llms-full.txt`: the llms.txt header followed by every page's markdown variant in reading
+ * order, its links absolute (a path or a bare `#anchor` means nothing once pages are joined).
+ */
 export function llmsFullTxt(site: string, pages: DocPage[]): string {
   const header = [
     `# ${SITE_NAME} documentation (complete)`,
     `> ${SITE_SUMMARY}`,
     `Generated ${generatedAt} from ${pages.length} pages. Each page starts with a line \`Source: <url>\` ` +
-      'followed by its markdown; pages are separated by a line of three dashes.',
+      'followed by its markdown, links made absolute; pages are separated by a line of three dashes.',
   ].join('\n\n');
   const bodies = pages.map(
-    (page) => `Source: ${absolute(site, page.path)}\n\n${markdownVariant(page).trimEnd()}`,
+    (page) =>
+      `Source: ${absolute(site, page.path)}\n\n${withAbsoluteLinks(markdownVariant(page), site, page.path).trimEnd()}`,
   );
   return `${[header, ...bodies].join('\n\n---\n\n')}\n`;
 }

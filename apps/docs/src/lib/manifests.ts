@@ -1,7 +1,11 @@
 import { absolute, CONTACT_EMAIL, generatedAt, LICENSE, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import type { DocPage } from './site-pages.ts';
 
-/** `/docs-ai.json`: the documentation manifest agents read to list pages. */
+/**
+ * `/docs-ai.json`: the documentation manifest agents read to list pages. Keys are snake_case like
+ * the site API's (`markdown_url`); `markdownUrl`, the first spelling, stays as an alias for the
+ * readers written against it.
+ */
 export function docsAiManifest(site: string, pages: DocPage[]) {
   return {
     contractVersion: '1.0',
@@ -10,6 +14,7 @@ export function docsAiManifest(site: string, pages: DocPage[]) {
     docs: pages.map((page) => ({
       slug: page.slug,
       url: absolute(site, page.path),
+      markdown_url: absolute(site, page.markdownPath),
       markdownUrl: absolute(site, page.markdownPath),
       title: page.title,
       description: page.description,
