@@ -13,6 +13,7 @@ import {
 } from './modules/discovery/index.ts';
 import { executionEventsRouter, executionsRouter } from './modules/executions/index.ts';
 import { createHealthService, healthRouter, storageProbe } from './modules/health/index.ts';
+import { mcpEndpoint } from './modules/mcp/index.ts';
 import {
   createMemoryMetrics,
   createMemoryService,
@@ -238,6 +239,23 @@ export function createApp(deps: AppDeps): Koa {
         }),
         clock,
       }),
+    }),
+    mcpEndpoint({
+      discovery,
+      executions: runtime.executions.service,
+      approvals: runtime.approvals.service,
+      onFinished: (id, wake) => runtime.executions.finisher.onFinished(id, wake),
+      // With decisions signed and no API key, /mcp is open: it must not decide unsigned.
+      decisionsAllowed: () => {
+        const current = live.current();
+        return Boolean(current.api.auth.apiKey) || !current.approvals.webhookSecret;
+      },
+      listInstances: () => listNodeInstances(deps.db),
+      events,
+      clock,
+      log,
+      version: VERSION,
+      streams: deps.streams,
     }),
     // Each feature describes its routes in its openapi.ts (merged in openapi.ts); test/openapi.test.ts
     // holds the two lists to each other.

@@ -5,6 +5,7 @@ import { CONNECTOR_SECURITY_SCHEMES, connectorOpenApi } from './modules/connecto
 import { discoveryOpenApi } from './modules/discovery/index.ts';
 import { executionEventsOpenApi, executionsOpenApi } from './modules/executions/index.ts';
 import { healthOpenApi } from './modules/health/index.ts';
+import { mcpOpenApi } from './modules/mcp/index.ts';
 import { memoryEventsOpenApi, memoryOpenApi, vectorMemoryOpenApi } from './modules/memory/index.ts';
 import { nodesOpenApi } from './modules/nodes/index.ts';
 import { observabilityOpenApi } from './modules/observability/index.ts';
@@ -39,6 +40,7 @@ export function controlPlaneOpenApi(): oas31.OpenAPIObject {
       observabilityOpenApi,
       connectorOpenApi,
       approvalsOpenApi,
+      mcpOpenApi,
       overviewOpenApi,
       sharesOpenApi,
     ],

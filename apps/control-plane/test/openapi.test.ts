@@ -1303,6 +1303,56 @@ describe('real answers match the document', () => {
     await handle.db('configs').where({ name: STORED_CONFIG_NAME }).delete();
   });
 
+  it('MCP: initialize 200, notification 202, stream 200, end 200; 400, 404, 406, 413, 415 and 401', async () => {
+    const mcp = { Accept: 'application/json, text/event-stream' };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'oas', version: '1' } },
+    };
+    const opened = await exercise('POST', '/mcp', initialize, { headers: mcp });
+    expect(opened.status).toBe(200);
+    const session = { ...mcp, 'Mcp-Session-Id': opened.headers.get('mcp-session-id')! };
+    const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
+    expect((await exercise('POST', '/mcp', initialized, { headers: session })).status).toBe(202);
+    const abort = new AbortController();
+    const stream = await fetch(`${base}/mcp`, {
+      headers: { ...AUTH, ...session, Accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    abort.abort();
+    validator.expectMatches({
+      method: 'GET',
+      path: '/mcp',
+      status: stream.status,
+      contentType: stream.headers.get('content-type'),
+      body: '',
+    });
+    seen.set('GET /mcp', new Set(['200']));
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+    const gone = { ...mcp, 'Mcp-Session-Id': '00000000-0000-4000-8000-000000000000' };
+    expect((await exercise('POST', '/mcp', list, { headers: mcp })).status).toBe(400);
+    expect((await exercise('POST', '/mcp', list, { headers: gone })).status).toBe(404);
+    expect((await exercise('POST', '/mcp', bodyOfSize(4 * 1024 * 1024 + 1), { headers: mcp })).status).toBe(
+      413,
+    );
+    expect((await exercise('POST', '/mcp', initialize, { headers: mcp, key: false })).status).toBe(401);
+    const jsonOnly = { Accept: 'application/json' };
+    expect((await exercise('POST', '/mcp', initialize, { headers: jsonOnly })).status).toBe(406);
+    const asText = { ...mcp, 'content-type': 'text/plain' };
+    expect((await exercise('POST', '/mcp', initialize, { headers: asText })).status).toBe(415);
+    expect((await exercise('GET', '/mcp', undefined, { headers: { ...session, ...jsonOnly } })).status).toBe(
+      406,
+    );
+    for (const method of ['GET', 'DELETE']) {
+      expect((await exercise(method, '/mcp', undefined, { headers: mcp })).status).toBe(400);
+      expect((await exercise(method, '/mcp', undefined, { headers: gone })).status).toBe(404);
+      expect((await exercise(method, '/mcp', undefined, { headers: session, key: false })).status).toBe(401);
+    }
+    expect((await exercise('DELETE', '/mcp', undefined, { headers: session })).status).toBe(200);
+  });
+
   it('exercised every documented status of every operation', () => {
     const missing: string[] = [];
     for (const [method, template, operation] of operations(published)) {

@@ -1842,6 +1842,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Open a session's notification stream
+         * @description Server-Sent Events carrying the server's messages outside any request, such as `notifications/tools/list_changed` when agent nodes come and go. One per session; send `Accept: text/event-stream`.
+         */
+        get: operations["openMcpStream"];
+        put?: never;
+        /**
+         * Send a Model Context Protocol message (Streamable HTTP)
+         * @description The control plane as an MCP server (content/api/mcp.md): an `initialize` request without a session opens one and answers its id in `Mcp-Session-Id`; later requests name it. Tools: discover_capabilities, call_function, start_function, get_execution, list_approvals, decide_approval, and one tool per registered function. Bad tool arguments answer a JSON-RPC error (-32602) and record nothing. Send `Accept: application/json, text/event-stream`. At most 4194304 bytes, nested at most 64 levels.
+         */
+        post: operations["postMcpMessage"];
+        /**
+         * End a session
+         * @description Closes the session and its stream; its id answers 404 afterwards.
+         */
+        delete: operations["endMcpSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/ui/v1/overview": {
         parameters: {
             query?: never;
@@ -1945,6 +1973,22 @@ export interface components {
              * @example 10
              */
             weight: number;
+        };
+        /** @description A JSON-RPC 2.0 request, notification or response. */
+        JsonRpcMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number | null;
+            method?: string;
+            params?: unknown;
+            result?: unknown;
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
         ShareRequest: {
             /**
@@ -3453,6 +3497,22 @@ export interface components {
             id: string;
             /** @description The permalink the docs site gave. */
             url: string;
+        };
+        /** @description A JSON-RPC 2.0 request, notification or response. */
+        JsonRpcMessageOutput: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id?: string | number | null;
+            method?: string;
+            params?: unknown;
+            result?: unknown;
+            error?: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
     };
     responses: never;
@@ -14494,6 +14554,375 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    openMcpStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session, as the answer to initialize named it; required on every later request. */
+                "mcp-session-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream (text/event-stream); it stays open. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: message
+                     *     data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No `Mcp-Session-Id` on a request other than initialize (JSON-RPC -32600); on POST also a body that is not JSON (-32700) or is nested too deep (-32600). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "Bad Request: no Mcp-Session-Id header; send initialize first."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32001,
+                     *         "message": "Session not found: it ended or lives on another server; initialize a new one."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description Accept does not name text/event-stream (JSON-RPC -32000). */
+            406: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Not Acceptable: Client must accept text/event-stream"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postMcpMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session, as the answer to initialize named it; required on every later request. */
+                "mcp-session-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 2,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "hello-agent.greet",
+                 *         "arguments": {
+                 *           "name": "Ada"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response; an initialize's answer carries the new session's id. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    /** @description The session (initialize only). */
+                    "Mcp-Session-Id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 2,
+                     *       "result": {
+                     *         "content": [
+                     *           {
+                     *             "type": "text",
+                     *             "text": "{\"execution_id\": \"exec_…\", \"status\": \"succeeded\"}"
+                     *           }
+                     *         ],
+                     *         "structuredContent": {
+                     *           "execution_id": "exec_3v8b1n6r4t9c2d7f5k0m3q8w1x",
+                     *           "status": "succeeded"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description A notification or response from the client, accepted (no body). */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Mcp-Session-Id` on a request other than initialize (JSON-RPC -32600); on POST also a body that is not JSON (-32700) or is nested too deep (-32600). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "Bad Request: no Mcp-Session-Id header; send initialize first."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32001,
+                     *         "message": "Session not found: it ended or lives on another server; initialize a new one."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description Accept does not name both application/json and text/event-stream (JSON-RPC -32000). */
+            406: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description `payload_too_large`: The body is over 4194304 bytes. */
+            413: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as application/json (JSON-RPC -32000). */
+            415: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Unsupported Media Type: Content-Type must be application/json"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */
+            default: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    endMcpSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session, as the answer to initialize named it; required on every later request. */
+                "mcp-session-id"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ended (no body). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Mcp-Session-Id` on a request other than initialize (JSON-RPC -32600); on POST also a body that is not JSON (-32700) or is nested too deep (-32600). */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "Bad Request: no Mcp-Session-Id header; send initialize first."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
+            /** @description `unauthorized`: An API key is set on the server and the request carries none, or a wrong one. */
+            401: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32001,
+                     *         "message": "Session not found: it ended or lives on another server; initialize a new one."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
                 };
             };
             /** @description Any other failure, as a problem document: `internal_error` (500), or `invalid_request` (400) for a request that is not valid HTTP/1.1. */

@@ -10,11 +10,18 @@ export type { ExecutionLogs } from './logs.ts';
 export { createExecutionMetrics, type ExecutionMetrics } from './metrics.ts';
 export { executionsOpenApi } from './openapi.ts';
 export type { ExecutionPayload, ExecutionQueries } from './queries.ts';
-export { type ExecutionRow, isTerminal, type WaitingFor } from './records.ts';
+export {
+  acknowledgement,
+  type ExecutionRow,
+  isTerminal,
+  statusRecord,
+  syncResult,
+  type WaitingFor,
+} from './records.ts';
 export { countQueued } from './repository.ts';
-export { executionsRouter } from './routes.ts';
+export { EXECUTE_BODY_LIMIT, executionsRouter } from './routes.ts';
 export { createExecutionRuntime, type ExecutionRuntime } from './runtime.ts';
 export { WorkflowIdSchema, WorkflowPathSchema } from './schemas.ts';
-export type { ExecutionQueueSettings } from './service.ts';
+export type { ExecutionQueueSettings, ExecutionService } from './service.ts';
 export { executionQueueSettings } from './settings.ts';
 export type { ExecutionWaiting } from './waiting.ts';
