@@ -1,17 +1,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { fieldErrors } from '@switchyard/shared';
 import { readCallerContext } from '../../platform/http/context-headers.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { syncResult } from '../executions/index.ts';
 import { type BuiltinToolDeps, builtinTools, describeTool } from './builtin-tools.ts';
 import type { FunctionTool } from './function-tools.ts';
-import { toolAnswer, toolFailure } from './tool-results.ts';
+import { RpcError, toolAnswer, toolFailure } from './tool-results.ts';
 
 export interface McpServerDeps extends BuiltinToolDeps {
   /** The registered functions offered as tools right now. */
@@ -70,7 +65,7 @@ export function createMcpToolbox(deps: McpServerDeps) {
           const parsed = builtin.input.safeParse(args);
           if (!parsed.success) {
             const errors = fieldErrors(parsed.error);
-            throw new McpError(
+            throw new RpcError(
               ErrorCode.InvalidParams,
               `Invalid arguments for ${name}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
               { code: 'invalid_request', errors },
@@ -81,7 +76,7 @@ export function createMcpToolbox(deps: McpServerDeps) {
         }
         const target = targetOfToolName(name);
         if (!target) {
-          throw new McpError(
+          throw new RpcError(
             ErrorCode.InvalidParams,
             `Unknown tool "${name.slice(0, 200)}"; see tools/list.`,
           );

@@ -1,7 +1,23 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { ProblemError } from '@switchyard/shared';
 import type { Logger } from '../../platform/logger.ts';
+
+/**
+ * A JSON-RPC error the SDK sends as it is (it answers a thrown error's `code`, `message` and
+ * `data`). The SDK's own McpError writes "MCP error <code>:" into its message, and the client's
+ * McpError adds it again, so clients would print it twice.
+ */
+export class RpcError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'RpcError';
+  }
+}
 
 /** A tool's answer: the object as structured content, and the same JSON as text for clients that read only text. */
 export function toolAnswer(value: Record<string, unknown>): CallToolResult {
@@ -20,16 +36,16 @@ export function toolAnswer(value: Record<string, unknown>): CallToolResult {
  * logged and answered as an internal error without its message, as the HTTP API does.
  */
 export function toolFailure(error: unknown, log: Logger, tool: string): CallToolResult {
-  if (error instanceof McpError) throw error;
+  if (error instanceof RpcError) throw error;
   if (!(error instanceof ProblemError)) {
     log.error({ err: error, tool }, 'MCP tool call failed');
-    throw new McpError(ErrorCode.InternalError, 'The control plane failed to run this tool; see its log.');
+    throw new RpcError(ErrorCode.InternalError, 'The control plane failed to run this tool; see its log.');
   }
   const extensions = (error.init.extensions ?? {}) as Record<string, unknown>;
   const recorded = typeof extensions.execution_id === 'string';
   const problem = { code: error.code, status: error.status, detail: error.message, ...extensions };
   if (!recorded && error.status < 500 && error.status !== 429) {
-    throw new McpError(ErrorCode.InvalidParams, error.message, problem);
+    throw new RpcError(ErrorCode.InvalidParams, error.message, problem);
   }
   const retryAfter = error.headers['Retry-After'];
   return {
