@@ -12,6 +12,7 @@ import { ClientAbortError } from './http/request-body.ts';
 import { originForm } from './http/request-target.ts';
 import { appendLink, sendProblem } from './http/responses.ts';
 import { type BuildFile, type Representation, type StaticSite, sendFile } from './http/static-files.ts';
+import type { McpEndpoint } from './mcp/index.ts';
 import type { SharePages } from './shares/share-pages.ts';
 
 export const API_VERSION = 'v1';
@@ -27,11 +28,13 @@ export interface FrontHandlerDeps {
   files: StaticSite;
   /** Public base URL of the site, without a trailing slash. */
   site: string;
-  /** The API's budget (`/api/`) and the pages' (everything else), per client address. */
+  /** The API's budget (`/api/` and `/mcp`) and the pages' (everything else), per client address. */
   limiters: Record<BudgetName, RateLimiter>;
   trustedProxyHops: number;
   api: ApiRouter;
   sharePages: SharePages;
+  /** The MCP server at `/mcp`, which counts against the API's budget. */
+  mcp: McpEndpoint;
   logger: Logger;
   /** True once the server is shutting down: answers then ask the client to close the connection. */
   draining: () => boolean;
@@ -70,8 +73,9 @@ function spendsBudget(pathname: string): boolean {
 
 /** How a 429 names the budget that was spent, so a client knows which of its requests to slow. */
 const BUDGET_DESCRIPTIONS: Record<BudgetName, string> = {
-  api: 'API budget (requests to /api/)',
-  pages: 'page budget (pages, markdown, llms files, manifests and permalinks: everything outside /api/)',
+  api: 'API budget (requests to /api/ and /mcp)',
+  pages:
+    'page budget (pages, markdown, llms files, manifests and permalinks: everything outside /api/ and /mcp)',
 };
 
 interface Target {
@@ -230,9 +234,9 @@ export function createFrontHandler(
     });
   }
 
-  /** The budget a path is counted against: the API's for the API, the pages' for the rest. */
+  /** The budget a path is counted against: the API's for the API and MCP, the pages' for the rest. */
   function limiterOf(pathname: string): RateLimiter {
-    return deps.api.owns(pathname) ? deps.limiters.api : deps.limiters.pages;
+    return deps.api.owns(pathname) || deps.mcp.owns(pathname) ? deps.limiters.api : deps.limiters.pages;
   }
 
   /** The request's budget: counted, or only read for what does not spend it. */
@@ -295,12 +299,22 @@ export function createFrontHandler(
       const query = target.query ?? new URLSearchParams();
       return deps.api.handle({ req, res, query, site: deps.site }, pathname);
     }
+    if (deps.mcp.owns(pathname)) {
+      applyCommon(x);
+      res.setHeader('Access-Control-Allow-Origin', '*');
+      // MCP clients in a browser read Mcp-Session-Id from answers; this stateless server sends none.
+      res.setHeader('Access-Control-Expose-Headers', `${EXPOSED_HEADERS}, Mcp-Session-Id`);
+      return deps.mcp.handle(req, res);
+    }
     if (deps.sharePages.owns(pathname)) {
       applyCommon(x);
       return deps.sharePages.handle(req, res, pathname).then((found) => {
         if (!found) return sendNotFound(x, pathname);
       });
     }
+    // Discovery documents (the AI catalog, the MCP server card) are public metadata that browser
+    // clients read from other origins; the MCP server card proposal requires this header.
+    if (pathname.startsWith('/.well-known/')) x.common.push('Access-Control-Allow-Origin', '*');
     const resolved = deps.files.resolve(pathname, target.search);
     const method = req.method ?? 'GET';
     if (resolved.kind === 'none') {

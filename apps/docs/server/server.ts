@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { createClientErrorHandler, createConnectHandler } from '@switchyard/shared';
 import { type Database, databaseKind, migrateLatest, openDatabase } from '@switchyard/shared/db';
 import { createApiRouter } from './api/api-router.ts';
-import { pageHandler } from './api/page.ts';
+import { createPageReader, pageHandler } from './api/page.ts';
 import { searchHandler } from './api/search.ts';
 import { topicsHandler } from './api/topics.ts';
 import { artifactFile } from './artifacts/artifact-file.ts';
@@ -21,6 +21,7 @@ import { type BudgetName, createRateLimiter } from './http/rate-limiter.ts';
 import { originForm } from './http/request-target.ts';
 import { createSharedRateLimiter } from './http/shared-rate-limiter.ts';
 import { createStaticSite } from './http/static-files.ts';
+import { createMcpEndpoint, rebindingGuardHostnames } from './mcp/index.ts';
 import { buildBm25Index } from './search/bm25-index.ts';
 import { type DocsServerSettings, defaultSettings, settingsFromEnv } from './settings.ts';
 import { createSharesFeature, docsMigrations } from './shares/index.ts';
@@ -153,10 +154,11 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     trustedProxyHops: settings.trustedProxyHops,
     ...(options.now ? { now: options.now } : {}),
   });
+  const pages = createPageReader({ index: searchIndex, clientDir });
   const api = createApiRouter({
     searchDocumentation: searchHandler({ index: searchIndex }),
     listDocumentationTopics: topicsHandler({ manifest }),
-    getDocumentationPage: pageHandler({ index: searchIndex, clientDir }),
+    getDocumentationPage: pageHandler({ pages }),
     createRunShare: shares.publish,
   });
   // On PostgreSQL every replica counts in the same rows, so the budgets per address hold however
@@ -190,6 +192,11 @@ export async function startDocsServer(options: DocsServerOptions = {}): Promise<
     trustedProxyHops: settings.trustedProxyHops,
     api,
     sharePages: shares.pages,
+    mcp: createMcpEndpoint({
+      sources: { index: searchIndex, manifest, pages, site },
+      logger,
+      allowedHostnames: rebindingGuardHostnames(settings.host, site),
+    }),
     logger,
     draining: () => draining,
     // While draining, a connection whose last answer is out is closed at once instead of idling

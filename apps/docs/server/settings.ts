@@ -168,7 +168,7 @@ export const SETTINGS = [
     schema: integerSetting(1, 100_000_000),
     default: '120',
     description:
-      'Requests to the site API (`/api/`) per client address and window (raised by the benchmarks).',
+      'Requests to the site API (`/api/`) and the docs MCP server (`/mcp`) per client address and window (raised by the benchmarks).',
   }),
   declare({
     key: 'pageRateLimit',

@@ -65,8 +65,18 @@ function notFound(raw: string): ProblemError {
   );
 }
 
-/** GET /api/v1/page: one page's markdown with its metadata. */
-export function pageHandler(deps: { index: ArtifactFile<Bm25Index>; clientDir: string }): ApiHandler {
+/** Reads documentation pages by any path {@link normalisePagePath} accepts. */
+export interface PageReader {
+  /** The page at `rawPath` with its markdown and metadata (URLs on `site`), or undefined when there is none. */
+  read(rawPath: string, site: string): PageResponse | undefined;
+}
+
+/**
+ * The one way pages are read, shared by `GET /api/v1/page` and the MCP server (tool `read_page`
+ * and the page resources), so both return the same markdown. A page's markdown file is read on
+ * first use and kept, like every artifact (see artifactFile).
+ */
+export function createPageReader(deps: { index: ArtifactFile<Bm25Index>; clientDir: string }): PageReader {
   const markdownFiles = new Map<string, ArtifactFile<string>>();
   const markdownOf = (page: IndexedPage): string => {
     let file = markdownFiles.get(page.slug);
@@ -84,6 +94,39 @@ export function pageHandler(deps: { index: ArtifactFile<Bm25Index>; clientDir: s
     return file.get();
   };
 
+  return {
+    read(rawPath, site) {
+      const path = normalisePagePath(rawPath);
+      const index = deps.index.get();
+      const pageIndex = path === undefined ? -1 : index.pageIndexOf(path);
+      const page = index.pages[pageIndex];
+      if (!page) return undefined;
+      const sections: PageSection[] = index
+        .passagesOf(pageIndex)
+        .filter((passage) => passage.anchor !== '')
+        .map((passage) => ({
+          title: passage.section,
+          anchor: passage.anchor,
+          url: `${site}${page.path}#${passage.anchor}`,
+        }));
+      return {
+        path: page.path,
+        slug: page.slug,
+        url: `${site}${page.path}`,
+        markdown_url: `${site}${page.markdown_url}`,
+        title: page.title,
+        description: page.description,
+        category: page.category,
+        keywords: page.keywords,
+        sections,
+        markdown: markdownOf(page),
+      };
+    },
+  };
+}
+
+/** GET /api/v1/page: one page's markdown with its metadata. */
+export function pageHandler(deps: { pages: PageReader }): ApiHandler {
   return ({ res, query, site }) => {
     const raw = singleParam(query, 'path');
     if (raw === undefined || raw.trim() === '') {
@@ -102,31 +145,8 @@ export function pageHandler(deps: { index: ArtifactFile<Bm25Index>; clientDir: s
         extensions: { errors: [{ field: 'path', message: `at most ${PAGE_PATH_MAX_LENGTH} characters` }] },
       });
     }
-    const path = normalisePagePath(raw);
-    const index = deps.index.get();
-    const pageIndex = path === undefined ? -1 : index.pageIndexOf(path);
-    const page = index.pages[pageIndex];
-    if (!page) throw notFound(raw);
-    const sections: PageSection[] = index
-      .passagesOf(pageIndex)
-      .filter((passage) => passage.anchor !== '')
-      .map((passage) => ({
-        title: passage.section,
-        anchor: passage.anchor,
-        url: `${site}${page.path}#${passage.anchor}`,
-      }));
-    const body: PageResponse = {
-      path: page.path,
-      slug: page.slug,
-      url: `${site}${page.path}`,
-      markdown_url: `${site}${page.markdown_url}`,
-      title: page.title,
-      description: page.description,
-      category: page.category,
-      keywords: page.keywords,
-      sections,
-      markdown: markdownOf(page),
-    };
+    const body = deps.pages.read(raw, site);
+    if (!body) throw notFound(raw);
     res.setHeader('Cache-Control', 'no-store');
     sendJson(res, 200, body);
   };

@@ -77,6 +77,7 @@ export const PERMALINK_ROUTES: readonly RouteSpec[] = [
 export function availableEndpoints(): Record<string, string> {
   const endpoints: Record<string, string> = {};
   for (const route of API_ROUTES) if (!route.successor) endpoints[route.operationId] = route.usage;
+  endpoints.mcp = 'POST /mcp (Model Context Protocol, Streamable HTTP)';
   endpoints.openapi = 'GET /openapi.json';
   endpoints.llms = 'GET /llms.txt';
   return endpoints;

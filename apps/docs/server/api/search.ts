@@ -80,6 +80,42 @@ function sectionUrl(site: string, path: string, anchor: string): string {
   return `${site}${path}${anchor ? `#${anchor}` : ''}`;
 }
 
+/**
+ * The search answer for a valid query and limit: BM25 over every passage, one result per page
+ * (its best passage, its other matching sections listed with it), with snippets and URLs on
+ * `site`. Shared by `GET /api/v1/search` and the MCP tool `search_docs`, so both rank alike.
+ */
+export function buildSearchResponse(
+  index: Bm25Index,
+  query: string,
+  limit: number,
+  site: string,
+): SearchResponse {
+  const outcome = index.search(query, limit);
+  return {
+    query,
+    limit,
+    total: outcome.total,
+    results: outcome.hits.map((hit, i) => ({
+      rank: i + 1,
+      score: Math.round(hit.score * 10_000) / 10_000,
+      title: hit.page.title,
+      section: hit.passage.section,
+      snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
+      url: sectionUrl(site, hit.page.path, hit.passage.anchor),
+      path: hit.page.path,
+      anchor: hit.passage.anchor,
+      markdown_url: `${site}${hit.page.markdown_url}`,
+      category: hit.page.category,
+      sections: hit.sections.map((other) => ({
+        section: other.section,
+        anchor: other.anchor,
+        url: sectionUrl(site, hit.page.path, other.anchor),
+      })),
+    })),
+  };
+}
+
 /** A search answer as sent: its JSON, and its compressed forms once a client asked for them. */
 interface CachedAnswer {
   json: Buffer;
@@ -120,29 +156,7 @@ export function searchHandler(deps: { index: ArtifactFile<Bm25Index> }): ApiHand
     const key = `${limit} ${site} ${q}`;
     let answer = answers.get(key);
     if (!answer) {
-      const outcome = index.search(q, limit);
-      const body: SearchResponse = {
-        query: q,
-        limit,
-        total: outcome.total,
-        results: outcome.hits.map((hit, i) => ({
-          rank: i + 1,
-          score: Math.round(hit.score * 10_000) / 10_000,
-          title: hit.page.title,
-          section: hit.passage.section,
-          snippet: buildSnippet(hit.passage.text, outcome.needles, hit.page.description),
-          url: sectionUrl(site, hit.page.path, hit.passage.anchor),
-          path: hit.page.path,
-          anchor: hit.passage.anchor,
-          markdown_url: `${site}${hit.page.markdown_url}`,
-          category: hit.page.category,
-          sections: hit.sections.map((other) => ({
-            section: other.section,
-            anchor: other.anchor,
-            url: sectionUrl(site, hit.page.path, other.anchor),
-          })),
-        })),
-      };
+      const body = buildSearchResponse(index, q, limit, site);
       answer = { json: Buffer.from(JSON.stringify(body)), forms: new Map() };
       answers.set(key, answer);
     }

@@ -41,7 +41,8 @@ function siteCategories(manifest: ManifestFile): string[] {
   return [...known, ...others];
 }
 
-function topicsBody(
+/** The topics answer for a category already resolved by {@link resolveCategory}. */
+export function topicsBody(
   manifest: ManifestFile,
   category: string | null,
   categories: string[],
@@ -64,6 +65,36 @@ function topicsBody(
   return { total: topics.length, category, categories, topics };
 }
 
+/**
+ * The category a client asked for, as the site spells it (null when none or blank), with every
+ * category the site has pages in. An unknown category is an `invalid_request` naming the valid
+ * ones. Shared by `GET /api/v1/topics` and the MCP tool `list_pages`.
+ */
+export function resolveCategory(
+  manifest: ManifestFile,
+  requested: string | undefined,
+): { category: string | null; categories: string[] } {
+  const categories = siteCategories(manifest);
+  if (requested === undefined || requested.trim() === '') return { category: null, categories };
+  const wanted = categoryKey(requested);
+  const valid = [...new Set<string>([...DOCUMENTATION_CATEGORIES, ...categories])];
+  const match = valid.find((c) => categoryKey(c) === wanted);
+  if (!match) {
+    throw new ProblemError(
+      'invalid_request',
+      `There is no category "${requested.slice(0, CATEGORY_MAX_LENGTH)}". Valid categories: ${valid.join(', ')}.`,
+      {
+        resolution: 'Retry with one of the categories listed in valid_categories, or without category.',
+        extensions: {
+          valid_categories: valid,
+          errors: [{ field: 'category', message: 'unknown category' }],
+        },
+      },
+    );
+  }
+  return { category: match, categories };
+}
+
 /** GET /api/v1/topics: the index of every page, optionally of one category. */
 export function topicsHandler(deps: { manifest: ArtifactFile<ManifestFile> }): ApiHandler {
   // The answer only changes with the manifest file, and a 1,000-page index is a few hundred KB of
@@ -83,27 +114,7 @@ export function topicsHandler(deps: { manifest: ArtifactFile<ManifestFile> }): A
       );
     }
     const manifest = deps.manifest.get();
-    const categories = siteCategories(manifest);
-    let category: string | null = null;
-    if (requested !== undefined && requested.trim() !== '') {
-      const wanted = categoryKey(requested);
-      const valid = [...new Set<string>([...DOCUMENTATION_CATEGORIES, ...categories])];
-      const match = valid.find((c) => categoryKey(c) === wanted);
-      if (!match) {
-        throw new ProblemError(
-          'invalid_request',
-          `There is no category "${requested.slice(0, CATEGORY_MAX_LENGTH)}". Valid categories: ${valid.join(', ')}.`,
-          {
-            resolution: 'Retry with one of the categories listed in valid_categories, or without category.',
-            extensions: {
-              valid_categories: valid,
-              errors: [{ field: 'category', message: 'unknown category' }],
-            },
-          },
-        );
-      }
-      category = match;
-    }
+    const { category, categories } = resolveCategory(manifest, requested);
     let bySelection = rendered.get(manifest);
     if (!bySelection) {
       bySelection = new Map();

@@ -1,4 +1,5 @@
 import { ERROR_CATALOGUE, ERRORS_PAGE_PATH, SITE_ERROR_CODES } from '@switchyard/shared';
+import { MCP_PATH } from '../../contract/mcp-contract.ts';
 import { absolute, LICENSE, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import type { DocPage } from './site-pages.ts';
 
@@ -15,6 +16,7 @@ export function agentsMd(site: string, pages: DocPage[]): string {
   }).join('\n');
   const start = pages.find((page) => page.category === 'Getting started');
   const siteApi = pageLink(site, pages, /(^|\/)site-api$/, 'the site API page');
+  const mcpPage = pageLink(site, pages, /(^|\/)site-mcp$/, 'the docs MCP server page');
   const versioning = pageLink(site, pages, /(^|\/)versioning$/, 'the versioning and deprecation policy');
   return `# ${SITE_NAME} for agents
 
@@ -48,6 +50,14 @@ with examples.
 operations; they answer with \`Link: <...>; rel="successor-version"\` pointing at the \`/api/v1\` path, which
 you should prefer.
 
+### Over MCP
+
+The same search and pages are offered by a Model Context Protocol server at \`${absolute(site, MCP_PATH)}\`
+(Streamable HTTP, stateless, no authentication): tools \`search_docs\`, \`read_page\` and \`list_pages\`,
+and every page as a \`text/markdown\` resource at its \`.md\` URL. Connect to it if your host speaks MCP;
+${mcpPage} shows the client configuration. Its server card is at
+[/.well-known/mcp/server-card.json](${absolute(site, '/.well-known/mcp/server-card.json')}).
+
 No authentication is needed. Good practice:
 
 1. Search with the user's own terms, \`limit\` 5 to 10. Open the top result's \`path\` with the page operation.
@@ -57,7 +67,7 @@ No authentication is needed. Good practice:
 ## Limits
 
 - API budget: **120 requests per 60-second window, per client address**, shared by every endpoint
-  under \`/api/\`. Pages, their \`.md\` variants, llms files and manifests have a budget of their own,
+  under \`/api/\` and the MCP server at \`/mcp\`. Pages, their \`.md\` variants, llms files and manifests have a budget of their own,
   1200 per 60 seconds, so reading pages never spends the API's.
 - Every response carries \`RateLimit-Limit\`, \`RateLimit-Remaining\`, \`RateLimit-Reset\` (seconds) and
   \`RateLimit-Policy\` for the budget it was counted against (\`120;w=60\` on the API). Slow down when

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Nodes } from 'mdast';
 import { parse as parseYaml } from 'yaml';
+import { MCP_PATH } from '../../contract/mcp-contract.ts';
 import { splitFrontmatter } from './markdown-source.ts';
 import { collectHeadings, parseMarkdown } from './markdown-tree.ts';
 import { CATEGORIES, PageFrontmatterSchema } from './page-schema.ts';
@@ -28,10 +29,15 @@ const GENERATED_PATHS = new Set([
   '/search-index.json',
   '/.well-known/ai-catalog.json',
   '/.well-known/ai-plugin.json',
+  '/.well-known/mcp.json',
+  '/.well-known/mcp/server-card.json',
 ]);
 
 /** Path prefixes answered by the front server at run time (the site API and share permalinks). */
 const DYNAMIC_PREFIXES = ['/api/', '/s/', '/share/'];
+
+/** Paths answered by the front server at run time besides those prefixes: the MCP server. */
+const DYNAMIC_PATHS = new Set([MCP_PATH]);
 
 /** The site's static files (images, the favicon), served from the root as they are. */
 const PUBLIC_DIR = fileURLToPath(new URL('../../public', import.meta.url));
@@ -257,6 +263,7 @@ function checkLink(page: ScannedPage, url: string, pages: Map<string, ScannedPag
       return `broken link "${url}": no page /docs/${slug} (no file ${slug}.md in the content directory)`;
   } else if (
     GENERATED_PATHS.has(pathname) ||
+    DYNAMIC_PATHS.has(pathname) ||
     DYNAMIC_PREFIXES.some((prefix) => pathname.startsWith(prefix))
   ) {
     return null;

@@ -1,3 +1,4 @@
+import { MCP_PATH } from '../../contract/mcp-contract.ts';
 import { withAbsoluteLinks } from './absolute-links.ts';
 import { absolute, generatedAt, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import { markdownVariant } from './markdown-source.ts';
@@ -20,12 +21,14 @@ export function llmsTxt(site: string, pages: DocPage[]): string {
     `- [Search the docs](${absolute(site, '/api/v1/search?q=webhooks&limit=5')}): GET /api/v1/search?q=...&limit=1..20 ranks pages (BM25; forgives typos) and returns their urls with the best section's anchor.`,
     `- [List every page](${absolute(site, '/api/v1/topics')}): GET /api/v1/topics (optional category) lists title, description, url, category and keywords of every page.`,
     `- [Read a page as markdown](${absolute(site, `/api/v1/page?path=${pages[0]?.path ?? '/docs/overview'}`)}): GET /api/v1/page?path=/docs/{slug} returns the markdown body with its metadata.`,
+    `- [MCP server](${absolute(site, '/docs/api/site-mcp.md')}): POST ${absolute(site, MCP_PATH)} is a Model Context Protocol server (Streamable HTTP, no authentication) with tools search_docs, read_page and list_pages, and every page as a resource; server card at ${absolute(site, '/.well-known/mcp/server-card.json')}.`,
     `- [Guide for agents](${absolute(site, '/agents.md')}): when to use Switchyard and this API, rate limits (120 API requests per 60 s), errors by code, Retry-After.`,
   ];
   const optional = [
     `- [Full corpus](${absolute(site, '/llms-full.txt')}): every page in one markdown file.`,
     `- [Documentation manifest](${absolute(site, '/docs-ai.json')}): JSON list of pages with html and markdown urls.`,
     `- [AI catalog](${absolute(site, '/.well-known/ai-catalog.json')}): discovery catalog of these resources.`,
+    `- [MCP server card](${absolute(site, '/.well-known/mcp/server-card.json')}): the MCP server's endpoint, transport and tools as JSON.`,
     `- [Pricing](${absolute(site, '/pricing.md')}): free and open source; there is no paid tier.`,
     `- [Sitemap](${absolute(site, '/sitemap.xml')}): every html page.`,
   ];

@@ -1,3 +1,4 @@
+import { MCP_PATH } from '../../contract/mcp-contract.ts';
 import { absolute, CONTACT_EMAIL, generatedAt, LICENSE, SITE_NAME, SITE_SUMMARY } from './build-info.ts';
 import type { DocPage } from './site-pages.ts';
 
@@ -89,6 +90,14 @@ export function aiCatalog(site: string, pages: DocPage[]) {
         '/docs-ai.json',
         'Every page with its URL, markdown URL, title, description, category and keywords.',
         ['manifest', 'documentation'],
+      ),
+      entry(
+        'mcp-server',
+        'Switchyard documentation MCP server',
+        'application/json',
+        '/.well-known/mcp/server-card.json',
+        `MCP server card: the Streamable HTTP MCP server at ${absolute(site, MCP_PATH)} (no authentication) with tools to search the docs, read a page as markdown and list pages, and every page as a resource.`,
+        ['mcp', 'search', 'documentation'],
       ),
       entry(
         'agents-md',

@@ -39,6 +39,7 @@ describe('errors of the site API', () => {
       listDocumentationTopics: 'GET /api/v1/topics?category={category}',
       getDocumentationPage: 'GET /api/v1/page?path=/docs/{slug}',
       createRunShare: 'POST /api/v1/shares with a run bundle as JSON',
+      mcp: 'POST /mcp (Model Context Protocol, Streamable HTTP)',
       openapi: 'GET /openapi.json',
       llms: 'GET /llms.txt',
     });

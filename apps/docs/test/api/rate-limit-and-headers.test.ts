@@ -48,6 +48,15 @@ describe('headers on every response', () => {
       ['200 topics', 'api', await request(`${server.url}/api/v1/topics`)],
       ['200 page', 'api', await request(`${server.url}/api/v1/page?path=${page}`)],
       ['200 alias', 'api', await request(`${server.url}/api/agent/search?q=agent`)],
+      [
+        '200 mcp',
+        'api',
+        await request(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        }),
+      ],
       ['200 html page', 'pages', await request(`${server.url}${page}`)],
       [
         '200 markdown page',
@@ -122,7 +131,7 @@ describe('rate limit: 120 API requests and 1200 others per 60 seconds per client
     expect(problem.instance).toBe('/api/v1/topics');
     expect(problem.budget).toBe('api');
     expect(problem.detail).toBe(
-      'The API budget (requests to /api/) of 120 requests per 60 seconds is spent for this client.',
+      'The API budget (requests to /api/ and /mcp) of 120 requests per 60 seconds is spent for this client.',
     );
     expect(limited.headers['retry-after']).toBe('45');
     expect(limited.headers['ratelimit-remaining']).toBe('0');
@@ -163,6 +172,8 @@ describe('rate limit: 120 API requests and 1200 others per 60 seconds per client
       '/openapi.json',
       '/.well-known/ai-catalog.json',
       '/.well-known/ai-plugin.json',
+      '/.well-known/mcp.json',
+      '/.well-known/mcp/server-card.json',
       '/nope',
     ];
     // More than the link check that ran into the API's budget, every path asked for once.
