@@ -7,6 +7,12 @@ import { siteUrl } from '../src/lib/content-dir.ts';
 import { collectHeadings, parseMarkdown } from '../src/lib/markdown-tree.ts';
 import { assertBuilt, builtExists, readBuilt, sourcePages } from './support/built-site.ts';
 
+/** Whether search indexes a source page: all do but those whose front matter says `search: false`. */
+function searchable(source: string): boolean {
+  const frontmatter = /^---\r?\n([\s\S]*?)\r?\n---/.exec(source)?.[1] ?? '';
+  return !/^search:\s*false\s*$/m.test(frontmatter);
+}
+
 /** The markdown body of a source page, without its frontmatter. */
 function bodyOf(source: string): string {
   return source.replace(/^---\r?\n[\s\S]*?\r?\n---[ \t]*\r?\n/, '');
@@ -128,7 +134,14 @@ describe('/llms.txt', () => {
     }
     const api = llms.sections.find((section) => section.name === 'API');
     expect(api?.links.map((link) => link.url)).toEqual(
-      expect.arrayContaining([`${site}/openapi.json`, expect.stringContaining(`${site}/api/v1/search`)]),
+      expect.arrayContaining([
+        `${site}/openapi.json`,
+        expect.stringContaining(`${site}/api/v1/search`),
+        `${site}/docs/api/site-mcp.md`,
+      ]),
+    );
+    expect(api?.links.find((link) => link.url === `${site}/docs/api/site-mcp.md`)?.notes).toContain(
+      `${site}/mcp`,
     );
   });
 
@@ -241,6 +254,11 @@ describe('/.well-known/ai-catalog.json', () => {
     expect(byUrl.get(`${site}/openapi.json`)).toMatchObject({ type: 'application/openapi+json' });
     expect(byUrl.get(`${site}/llms.txt`)).toMatchObject({ type: 'text/markdown' });
     expect(byUrl.get(`${site}/docs-ai.json`)).toMatchObject({ type: 'application/json' });
+    expect(byUrl.get(`${site}/.well-known/mcp/server-card.json`)).toMatchObject({
+      type: 'application/json',
+      tags: expect.arrayContaining(['mcp']),
+      description: expect.stringContaining(`${site}/mcp`),
+    });
     const identifiers = new Set<string>();
     for (const entry of catalog.entries) {
       expect(entry).toMatchObject({
@@ -254,6 +272,41 @@ describe('/.well-known/ai-catalog.json', () => {
       const path = new URL(entry.url).pathname;
       expect(path === '/openapi.json' || builtExists(path), `${path} is built`).toBe(true);
     }
+  });
+});
+
+describe('/.well-known/mcp/server-card.json and /.well-known/mcp.json', () => {
+  it('describe the MCP server: its endpoint, transport, no authentication and its tools', () => {
+    const card = JSON.parse(readBuilt('/.well-known/mcp/server-card.json'));
+    expect(card).toMatchObject({
+      $schema: expect.stringMatching(/^https:\/\/static\.modelcontextprotocol\.io\/schemas\/.*server-card/),
+      name: expect.stringMatching(/^[a-z0-9.-]+\/switchyard-docs$/),
+      version: expect.stringMatching(/^\d+\.\d+\.\d+/),
+      title: expect.any(String),
+      description: expect.stringMatching(/\S/),
+      remotes: [
+        {
+          type: 'streamable-http',
+          url: `${site}/mcp`,
+          supportedProtocolVersions: expect.arrayContaining(['2025-06-18']),
+          authentication: { required: false, schemes: [] },
+        },
+      ],
+      capabilities: { tools: {}, resources: {} },
+      _meta: { serverInfo: { name: 'switchyard-docs' } },
+    });
+    expect(card.tools.map((tool: { name: string }) => tool.name)).toEqual([
+      'search_docs',
+      'read_page',
+      'list_pages',
+    ]);
+    for (const tool of card.tools) {
+      expect(tool.description.length, tool.name).toBeGreaterThan(60);
+      expect(tool.inputSchema, tool.name).toMatchObject({ type: 'object', additionalProperties: false });
+    }
+    const websitePath = new URL(card.websiteUrl).pathname;
+    expect(builtExists(`${websitePath}/index.html`), websitePath).toBe(true);
+    expect(JSON.parse(readBuilt('/.well-known/mcp.json'))).toEqual(card);
   });
 });
 
@@ -284,6 +337,8 @@ describe('/agents.md and /pricing.md', () => {
       '/api/v1/search',
       '/api/v1/topics',
       '/api/v1/page',
+      `${site}/mcp`,
+      'search_docs',
       '120 requests per 60-second window',
     ]) {
       expect(agents).toContain(text);
@@ -303,7 +358,7 @@ describe('/agents.md and /pricing.md', () => {
 describe('/search-index.json', () => {
   const index = () => JSON.parse(readBuilt('/search-index.json'));
 
-  it('lists every page with its metadata and at least one passage each', () => {
+  it('lists every page with its metadata, and passages for each but those that opt out of search', () => {
     const { version, generated_at, pages: indexed, passages } = index();
     expect(version).toBe(1);
     expect(Number.isNaN(Date.parse(generated_at))).toBe(false);
@@ -320,11 +375,14 @@ describe('/search-index.json', () => {
         order: expect.any(Number),
         markdown_url: `/docs/${page.slug}.md`,
       });
+      const source = docPages.find((p) => p.slug === page.slug)!.source;
       expect(
         passages.some((passage: { page: number }) => passage.page === i),
         String(page.slug),
-      ).toBe(true);
+      ).toBe(searchable(source));
     });
+    // The generated API reference opts out, so both cases are checked.
+    expect(docPages.filter((page) => !searchable(page.source)).length).toBeGreaterThan(0);
     for (const passage of passages) {
       expect(passage.page).toBeLessThan(indexed.length);
       expect(passage.text.trim()).not.toBe('');
@@ -347,6 +405,8 @@ describe('/search-index.json', () => {
     const { pages: indexed, passages } = index();
     let checked = 0;
     indexed.forEach((page: { path: string; slug: string }, i: number) => {
+      // A page that opts out of search has no passages (checked above).
+      if (!searchable(docPages.find((p) => p.slug === page.slug)!.source)) return;
       const html = readBuilt(`${page.path}/index.html`);
       const start = html.indexOf('<article');
       const end = html.indexOf('</article>', start);

@@ -17,6 +17,13 @@ export const PageFrontmatterSchema = z.object({
    * on every page. Declared on the page where a writer noticed the need.
    */
   synonyms: z.array(z.array(z.string().trim().min(1)).min(2)).default([]),
+  /**
+   * Whether search (the site API's and Pagefind's) indexes the page; true by default. The
+   * generated API reference says `false`: it restates, operation by operation, what the API
+   * pages explain, and ninety tables of the same words would both crowd those pages out of the
+   * results and skew how rare every word looks. It stays in the navigation and the llms files.
+   */
+  search: z.boolean().default(true),
 });
 
 export type PageFrontmatter = z.infer<typeof PageFrontmatterSchema>;

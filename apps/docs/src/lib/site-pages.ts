@@ -14,6 +14,8 @@ export interface DocPage {
   keywords: string[];
   /** Groups of equivalent search words (front matter `synonyms`). */
   synonyms: string[][];
+  /** Whether search indexes the page (front matter `search`). */
+  searchable: boolean;
   order: number;
   body: string;
   entry: DocEntry;
@@ -36,6 +38,7 @@ function toPage(entry: DocEntry): DocPage {
     category: entry.data.category,
     keywords: entry.data.keywords,
     synonyms: entry.data.synonyms,
+    searchable: entry.data.search,
     order: entry.data.order,
     body: entry.body ?? '',
     entry,
