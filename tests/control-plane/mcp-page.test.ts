@@ -10,30 +10,22 @@
  * - the nginx block is the sticky routing the page describes.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { type RunningServer, startServer } from '@switchyard/control-plane/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type RunningProcess, runToEnd, startNode } from '../support/child-process.ts';
+import { runToEnd } from '../support/child-process.ts';
 import { fencedBlocks } from '../support/doc-examples.ts';
-import { eventually } from '../support/eventually.ts';
-import { freePort } from '../support/free-port.ts';
-import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { type HelloAgentServer, startHelloAgentServer } from '../support/hello-agent-server.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const PAGE = 'content/api/mcp.md';
 const PAGE_URL = 'http://127.0.0.1:8080';
 const KEY = 'mcp-page-key-5b1c';
-const AGENT_SCRIPT = join(ROOT, 'examples/first-agent/agent.mjs');
 
 const blocks = fencedBlocks(readFileSync(join(ROOT, PAGE), 'utf8'));
-let running: RunningServer;
-let database: ThrowawayDatabase | undefined;
-let dataDir: string;
-let agent: RunningProcess;
+let running: HelloAgentServer;
 
 async function executionsOfHelloAgent(): Promise<any[]> {
   const response = await fetch(`${running.url}/api/v1/executions?node_id=hello-agent`, {
@@ -43,45 +35,11 @@ async function executionsOfHelloAgent(): Promise<any[]> {
 }
 
 beforeAll(async () => {
-  dataDir = mkdtempSync(join(tmpdir(), 'sy-mcp-page-'));
-  database = await throwawayDatabase('sy_mcp_page');
-  running = await startServer({
-    env: {
-      CONTROL_PLANE_PORT: '0',
-      CONTROL_PLANE_HOST: '127.0.0.1',
-      SWITCHYARD_DATA_DIR: dataDir,
-      SERVICE_API_KEY: KEY,
-      ...(database.url ? { DATABASE_URL: database.url } : {}),
-      LOG_LEVEL: 'silent',
-    },
-  });
-  agent = startNode([AGENT_SCRIPT], {
-    env: {
-      PATH: process.env.PATH,
-      CONTROL_PLANE_URL: running.url,
-      AGENT_PORT: String(await freePort()),
-      SERVICE_API_KEY: KEY,
-    },
-  });
-  await eventually(
-    'precondition: hello-agent turns ready',
-    async () => {
-      const response = await fetch(`${running.url}/api/v1/nodes/hello-agent`, {
-        headers: { 'X-API-Key': KEY },
-      });
-      return response.status === 200 && ((await response.json()) as any).lifecycle_status === 'ready'
-        ? true
-        : undefined;
-    },
-    () => `agent output:\n${agent.output()}`,
-  );
+  running = await startHelloAgentServer('mcp-page', KEY);
 }, 60_000);
 
 afterAll(async () => {
-  await agent?.stop();
   await running?.close();
-  await database?.drop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
 describe(PAGE, () => {
