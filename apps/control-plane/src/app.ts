@@ -256,6 +256,7 @@ export function createApp(deps: AppDeps): Koa {
       log,
       version: VERSION,
       streams: deps.streams,
+      listenHost: config.server.host,
     }),
     // Each feature describes its routes in its openapi.ts (merged in openapi.ts); test/openapi.test.ts
     // holds the two lists to each other.

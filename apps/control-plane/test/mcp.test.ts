@@ -4,6 +4,8 @@
  * every call an ordinary execution, bad arguments a JSON-RPC error that records nothing, and a
  * list-changed notification when a node arrives.
  */
+
+import { request as httpRequest } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -334,6 +336,32 @@ describe('MCP /mcp: HTTP', () => {
   async function post(body: string, headers: Record<string, string> = {}) {
     return fetch(`${cp.base}/mcp`, { method: 'POST', headers: { ...AUTH, ...MCP_ACCEPT, ...headers }, body });
   }
+
+  it('answers /mcp on loopback names only, as a loopback server must against DNS rebinding', async () => {
+    const port = new URL(cp.base).port;
+    const withHost = (host: string) =>
+      new Promise<{ status: number; body: any }>((resolve, reject) => {
+        const request = httpRequest(
+          `${cp.base}/mcp`,
+          { method: 'POST', headers: { ...AUTH, ...MCP_ACCEPT, host } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8').on('data', (chunk: string) => {
+              text += chunk;
+            });
+            response.on('end', () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }));
+          },
+        );
+        request.on('error', reject);
+        request.end(JSON.stringify(INIT));
+      });
+    const rebound = await withHost(`attacker.example:${port}`);
+    expect(rebound.status).toBe(403);
+    expect(rebound.body.error.code).toBe(-32000);
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`]) {
+      expect((await withHost(host)).status, host).toBe(200);
+    }
+  });
 
   it('needs the API key like the rest of the API', async () => {
     const response = await post(JSON.stringify(INIT), { 'X-API-Key': 'wrong' });

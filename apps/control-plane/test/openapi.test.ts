@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { RUN_BUNDLE_LIMITS } from '@switchyard/shared';
 import { migrateLatest, type TestDatabase } from '@switchyard/shared/db';
@@ -110,6 +110,27 @@ async function exercise(
   if (!seen.has(key)) seen.set(key, new Set());
   seen.get(key)!.add(String(response.status));
   return response;
+}
+
+/** A request with headers fetch will not send (Host), through node:http. */
+function rawRequest(method: string, path: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; contentType: string | null; body: unknown }>((resolve, reject) => {
+    const request = httpRequest(`${base}${path}`, { method, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => {
+        text += chunk;
+      });
+      response.on('end', () =>
+        resolve({
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'] ?? null,
+          body: text ? JSON.parse(text) : undefined,
+        }),
+      );
+    });
+    request.on('error', reject);
+    request.end(method === 'POST' ? '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' : undefined);
+  });
 }
 
 /** A JSON body of `bytes` bytes: over a limit of bytes - 1. */
@@ -1349,6 +1370,13 @@ describe('real answers match the document', () => {
       expect((await exercise(method, '/mcp', undefined, { headers: mcp })).status).toBe(400);
       expect((await exercise(method, '/mcp', undefined, { headers: gone })).status).toBe(404);
       expect((await exercise(method, '/mcp', undefined, { headers: session, key: false })).status).toBe(401);
+    }
+    // A Host that is not a loopback name, as a DNS-rebinding page sends: fetch cannot set Host.
+    for (const method of ['POST', 'GET', 'DELETE']) {
+      const answer = await rawRequest(method, '/mcp', { ...AUTH, ...session, host: 'attacker.example:8080' });
+      validator.expectMatches({ method, path: '/mcp', ...answer });
+      seen.get(`${method} /mcp`)!.add(String(answer.status));
+      expect(answer.status).toBe(403);
     }
     expect((await exercise('DELETE', '/mcp', undefined, { headers: session })).status).toBe(200);
   });

@@ -14624,6 +14624,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The server listens on a loopback address (`server.host`, 127.0.0.1 by default) and the Host header names something else: a DNS-rebinding page in a local browser (JSON-RPC -32000). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Invalid Host header \"attacker.example:8080\": this server answers /mcp on loopback names only."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
             /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */
             404: {
                 headers: {
@@ -14773,6 +14793,26 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The server listens on a loopback address (`server.host`, 127.0.0.1 by default) and the Host header names something else: a DNS-rebinding page in a local browser (JSON-RPC -32000). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Invalid Host header \"attacker.example:8080\": this server answers /mcp on loopback names only."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
+                };
+            };
             /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */
             404: {
                 headers: {
@@ -14903,6 +14943,26 @@ export interface operations {
                 };
                 content: {
                     "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The server listens on a loopback address (`server.host`, 127.0.0.1 by default) and the Host header names something else: a DNS-rebinding page in a local browser (JSON-RPC -32000). */
+            403: {
+                headers: {
+                    "X-Request-ID": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32000,
+                     *         "message": "Invalid Host header \"attacker.example:8080\": this server answers /mcp on loopback names only."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessageOutput"];
                 };
             };
             /** @description The session ended (closed, idle, evicted) or lives on another replica (JSON-RPC -32001): initialize a new one. */

@@ -22,6 +22,8 @@ export interface McpEndpointDeps extends BuiltinToolDeps {
   log: Logger;
   version: string;
   streams?: OpenStreams;
+  /** The interface the server listens on (`server.host`): on loopback, /mcp answers loopback names only. */
+  listenHost: string;
 }
 
 /** `/mcp` wired together: the tool catalog, the per-session servers and the HTTP routes. */
@@ -47,5 +49,5 @@ export function mcpEndpoint(deps: McpEndpointDeps): Router {
     },
   });
   const toolbox = createMcpToolbox({ ...deps, functionTools: catalog.list });
-  return mcpRouter({ sessions });
+  return mcpRouter({ sessions, listenHost: deps.listenHost });
 }

@@ -37,6 +37,12 @@ function rpcErrorResponse(description: string, code: number, message: string): Z
   };
 }
 
+const wrongHost = rpcErrorResponse(
+  'The server listens on a loopback address (`server.host`, 127.0.0.1 by default) and the Host header names something else: a DNS-rebinding page in a local browser (JSON-RPC -32000).',
+  -32000,
+  'Invalid Host header "attacker.example:8080": this server answers /mcp on loopback names only.',
+);
+
 const noSession = rpcErrorResponse(
   'No `Mcp-Session-Id` on a request other than initialize (JSON-RPC -32600); on POST also a body that is not JSON (-32700) or is nested too deep (-32600).',
   -32600,
@@ -92,6 +98,7 @@ export const mcpOpenApi: ZodOpenApiPathsObject = {
         },
         '202': { description: 'A notification or response from the client, accepted (no body).' },
         '400': noSession,
+        '403': wrongHost,
         '404': unknownSession,
         '406': rpcErrorResponse(
           'Accept does not name both application/json and text/event-stream (JSON-RPC -32000).',
@@ -131,6 +138,7 @@ export const mcpOpenApi: ZodOpenApiPathsObject = {
           },
         },
         '400': noSession,
+        '403': wrongHost,
         '404': unknownSession,
         '406': rpcErrorResponse(
           'Accept does not name text/event-stream (JSON-RPC -32000).',
@@ -148,6 +156,7 @@ export const mcpOpenApi: ZodOpenApiPathsObject = {
       responses: {
         '200': { description: 'Ended (no body).' },
         '400': noSession,
+        '403': wrongHost,
         '404': unknownSession,
       },
     },
