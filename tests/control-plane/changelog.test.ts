@@ -17,7 +17,7 @@ function packageVersions(): Array<[string, string]> {
   return ['apps', 'packages'].flatMap((group) =>
     readdirSync(join(ROOT, group)).map((dir) => {
       const manifest = JSON.parse(readFileSync(join(ROOT, group, dir, 'package.json'), 'utf8'));
-      return [manifest.name as string, manifest.version as string];
+      return [manifest.name as string, manifest.version as string] as [string, string];
     }),
   );
 }
