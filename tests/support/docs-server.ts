@@ -24,14 +24,16 @@ export interface TestDocsServer {
 }
 
 /**
- * The real docs front server over the real build, in this process, with a database of its own
- * (a copy of the run's migrated docs template; global-setup.ts) and its error lines collected.
+ * The real docs front server over the real build (or `distDir`, the build of a fixture corpus), in
+ * this process, with a database of its own (a copy of the run's migrated docs template;
+ * global-setup.ts) and its error lines collected.
  */
 export async function startTestDocsServer(
-  options: Omit<DocsServerOptions, 'distDir' | 'db' | 'logger'> = {},
+  options: Omit<DocsServerOptions, 'db' | 'logger'> = {},
 ): Promise<TestDocsServer> {
-  if (!existsSync(join(DOCS_DIST, 'server', 'entry.mjs'))) {
-    throw new Error(`No docs build at ${DOCS_DIST}: run \`npm run build -w @switchyard/docs\` first.`);
+  const distDir = options.distDir ?? DOCS_DIST;
+  if (!existsSync(join(distDir, 'server', 'entry.mjs'))) {
+    throw new Error(`No docs build at ${distDir}: run \`npm run build -w @switchyard/docs\` first.`);
   }
   const database = await openTestDatabase({ template: inject('docsTemplate') });
   const errors: unknown[] = [];
@@ -40,7 +42,7 @@ export async function startTestDocsServer(
       port: 0,
       host: '127.0.0.1',
       ...options,
-      distDir: DOCS_DIST,
+      distDir,
       db: database.db,
       logger: createLogger('error', { write: (line: string) => void errors.push(JSON.parse(line)) }),
     });

@@ -17,6 +17,10 @@ export const SITE_SUMMARY =
 /** Where the plugin manifest sends people; set DOCS_CONTACT_EMAIL for a deployment. */
 export const CONTACT_EMAIL = process.env.DOCS_CONTACT_EMAIL ?? 'maintainers@switchyard.dev';
 export const LICENSE = 'Apache-2.0';
+/** The project's source repository on GitHub: "Edit this page" links and the footer point here. */
+export const REPOSITORY_URL = 'https://github.com/switchyard-dev/switchyard';
+/** The branch whose files "Edit this page" opens. */
+export const REPOSITORY_BRANCH = 'main';
 
 /** Absolute URL of a site path, from SITE_URL. */
 export function absolute(site: string, path: string): string {

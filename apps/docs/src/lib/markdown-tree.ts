@@ -76,8 +76,13 @@ export function plainText(node: Nodes): string {
   }
   if (!('children' in node)) return '';
   const separator = BLOCK_CONTAINERS.has(node.type) ? '\n' : '';
-  return (node.children as Nodes[])
+  const text = (node.children as Nodes[])
     .map(plainText)
     .filter((part) => part !== '')
     .join(separator);
+  // A callout's `[!WARNING]` marker is syntax, like `>` itself: the site shows it as a label.
+  return node.type === 'blockquote' ? text.replace(ALERT_MARKER, '') : text;
 }
+
+/** GitHub's alert marker opening a block quote (`> [!NOTE]`), with the line break after it. */
+const ALERT_MARKER = /^\[!(?:NOTE|TIP|IMPORTANT|WARNING|CAUTION)\][ \t]*\n?/i;

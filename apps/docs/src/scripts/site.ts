@@ -1,3 +1,4 @@
+import { setUpCodeTabs } from './code-tabs.ts';
 import { setUpSearch } from './search.ts';
 
 const THEME_KEY = 'switchyard-theme';
@@ -114,5 +115,6 @@ function setUpTocHighlight(): void {
 setUpThemeToggle();
 setUpMenu();
 setUpCopyButtons();
+setUpCodeTabs();
 setUpTocHighlight();
 setUpSearch();
