@@ -206,7 +206,11 @@ export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRu
   }
   if (actual === null || typeof actual !== 'object' || Array.isArray(actual))
     return [`${path}: expected an object, got ${show(actual)}`];
-  const shownKeys = Object.keys(shown);
+  // A key may be a page id (an answer keyed by execution id): it stands for its paired real id.
+  const shownByKey = new Map(
+    Object.entries(shown).map(([key, value]) => [ID.test(key) ? rules.ids.substitute(key) : key, value]),
+  );
+  const shownKeys = [...shownByKey.keys()];
   const actualKeys = Object.keys(actual);
   const problems: string[] = [];
   const missing = shownKeys.filter((k) => !actualKeys.includes(k));
@@ -224,7 +228,7 @@ export function shapeDifferences(actual: unknown, shown: unknown, rules: ShapeRu
     problems.push(
       ...shapeDifferences(
         (actual as Record<string, unknown>)[key],
-        (shown as Record<string, unknown>)[key],
+        shownByKey.get(key),
         rules,
         `${path}.${key}`,
       ),
