@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { CHROMIUM_PACKAGES } from '../support/chromium.ts';
 import { NGINX_PACKAGES } from '../support/nginx.ts';
 import { PROMETHEUS_PACKAGES } from '../support/promtool.ts';
+import { PYTHON_PACKAGES } from '../support/python.ts';
 import { ZSH_PACKAGES } from '../support/zsh.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -23,6 +24,7 @@ const INSTALLERS = {
   'tests/support/nginx.ts': NGINX_PACKAGES,
   'tests/support/promtool.ts': PROMETHEUS_PACKAGES,
   'tests/support/zsh.ts': ZSH_PACKAGES,
+  'tests/support/python.ts': PYTHON_PACKAGES,
 };
 
 function read(path: string): string {

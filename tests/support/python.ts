@@ -4,6 +4,9 @@ import { DEBIAN_INSTALL_TIMEOUT_MS, ensureDebianPackages, isExecutable } from '.
 /** Where Debian's python3 packages put the interpreter. */
 const DEBIAN_PYTHON = '/usr/bin/python3';
 
+/** Debian's package for the clients page's Python example, when no python3 is on PATH. */
+export const PYTHON_PACKAGES = ['python3-minimal'] as const;
+
 /** apt-get may first wait for another apt-get to release the dpkg lock. */
 export const PYTHON_INSTALL_TIMEOUT_MS = DEBIAN_INSTALL_TIMEOUT_MS;
 
@@ -25,7 +28,7 @@ export async function ensurePython(): Promise<string> {
   const found = pythonOnPath();
   if (found) return found;
   await ensureDebianPackages({
-    packages: ['python3-minimal'],
+    packages: PYTHON_PACKAGES,
     present: () => isExecutable(DEBIAN_PYTHON),
     howToInstall: 'Install Python 3: `sudo apt-get install python3-minimal`.',
   });
