@@ -64,7 +64,8 @@ async function readJson(req: IncomingMessage): Promise<any> {
  * the test releases it. It registers, heartbeats and reports ready like an SDK would.
  */
 async function startPlannerAgent(url: string, id: string, summarizer: string) {
-  const held = new Set<ServerResponse>();
+  // The step calls the agent holds, by the execution id the control plane sent with each.
+  const held = new Map<string, ServerResponse>();
   const baseUrl = await listen(async (req, res) => {
     const send = (status: number, body: unknown) =>
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -87,8 +88,9 @@ async function startPlannerAgent(url: string, id: string, summarizer: string) {
     }
     if (req.method === 'POST' && req.url === '/reasoners/step') {
       req.resume();
-      held.add(res);
-      res.on('close', () => held.delete(res));
+      const executionId = String(req.headers['x-execution-id']);
+      held.set(executionId, res);
+      res.on('close', () => held.delete(executionId));
       return;
     }
     if (req.method === 'POST' && req.url?.endsWith('/cancel')) return send(200, { cancelled: true });
@@ -113,9 +115,11 @@ async function startPlannerAgent(url: string, id: string, summarizer: string) {
   return {
     /** Answers every `step` call waiting so far. */
     release() {
-      for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
+      for (const res of held.values())
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
     },
-    held: () => held.size,
+    /** Whether the call of this step execution has reached the agent (and waits for release). */
+    holds: (executionId: string) => held.has(executionId),
     stop: () => clearInterval(beat),
   };
 }
@@ -131,7 +135,11 @@ interface Workflow {
   step: string;
 }
 
-/** Runs `plan` in a workflow of its own and waits until its step child is running. */
+/**
+ * Runs `plan` in a workflow of its own and waits until its step child is running and its call has
+ * reached the planner: the control plane marks a step running before its call arrives, so a release
+ * before the call arrives would leave it held for good.
+ */
 async function runWorkflow(name: string): Promise<Workflow> {
   const workflowId = `wf-${name}-${RUN}`;
   const root = await api(
@@ -143,7 +151,7 @@ async function runWorkflow(name: string): Promise<Workflow> {
   const { summary, step } = root.result;
   await eventually(`precondition: the step of ${name} runs`, async () => {
     const record = await api('GET', `${session.controlPlane.url}/api/v1/executions/${step}`);
-    return record.status === 'running' ? true : undefined;
+    return record.status === 'running' && planner.holds(step) ? true : undefined;
   });
   return { workflowId, root: root.execution_id, summary, step };
 }

@@ -77,7 +77,8 @@ async function startExample(url: string, id: string, apiKey?: string): Promise<v
  * cancelled), `fail` answers 500. It registers, heartbeats and reports ready like an SDK would.
  */
 async function startTestAgent(url: string, id: string) {
-  const held = new Set<ServerResponse>();
+  // The held calls, by the execution id the control plane sent with each.
+  const held = new Map<string, ServerResponse>();
   const baseUrl = await listen((req, res) => {
     const send = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
@@ -86,8 +87,9 @@ async function startTestAgent(url: string, id: string) {
     if (req.method === 'POST' && req.url === '/reasoners/fail')
       return send(500, { error: 'the model quota is exceeded' });
     if (req.method === 'POST' && req.url === '/reasoners/hold') {
-      held.add(res);
-      res.on('close', () => held.delete(res));
+      const executionId = String(req.headers['x-execution-id']);
+      held.set(executionId, res);
+      res.on('close', () => held.delete(executionId));
       return;
     }
     if (req.method === 'POST' && req.url?.endsWith('/cancel')) return send(200, { cancelled: true });
@@ -111,8 +113,11 @@ async function startTestAgent(url: string, id: string) {
   }, 2_000);
   return {
     release() {
-      for (const res of held) res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
+      for (const res of held.values())
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"done":true}');
     },
+    /** Whether the call of this execution has reached the agent (and waits for release). */
+    holds: (executionId: string) => held.has(executionId),
     stop() {
       clearInterval(beat);
     },
@@ -282,6 +287,8 @@ describe('executions', () => {
     const row = page.locator(`[data-execution-id="${id}"]`);
     await row.getByText('running').waitFor();
     expect(await page.locator('[data-execution-id]').first().getAttribute('data-execution-id')).toBe(id);
+    // The control plane marks the call running before it reaches the agent: release it once there.
+    await eventually('the agent holds the call', async () => (testAgent.holds(id) ? true : undefined));
     testAgent.release();
     await row.getByText('succeeded').waitFor();
     await close(page);
