@@ -4,6 +4,7 @@ import {
   createTestDatabaseTemplate,
   type Database,
   databaseKind,
+  embeddedPglite,
   hasPgvector,
   type MigrationSet,
   migrateDown,
@@ -133,6 +134,64 @@ describe('test databases copied from a migrated template', () => {
     } finally {
       await first.close();
       await second.close();
+      await dispose();
+    }
+  });
+
+  it('hand out a closed copy again only as the template left it: rows, identities, session and schema', async () => {
+    const events: MigrationSet = {
+      tableName: 'shared_test_event_migrations',
+      migrations: [
+        {
+          name: '20261128000000_events',
+          up: (db) =>
+            db.schema.createTable('events', (t) => {
+              t.increments('seq');
+              t.text('name').notNullable();
+            }),
+          down: (db) => db.schema.dropTable('events'),
+        },
+      ],
+    };
+    const { template, dispose } = await createTestDatabaseTemplate([events]);
+    const embedded = !process.env.DATABASE_URL;
+    try {
+      // A copy written to, with settings and a prepared statement of its session, then closed.
+      const used = await openTestDatabase({ template });
+      await used.db('events').insert([{ name: 'a' }, { name: 'b' }]);
+      await used.db.raw(`set application_name = 'left behind'`);
+      await used.db.raw(`prepare left_behind as select 1`);
+      const usedInstance = embeddedPglite(used.db);
+      await used.close();
+      await expect(used.db.raw('select 1')).rejects.toThrow();
+
+      const next = await openTestDatabase({ template });
+      // On PGlite it is the same instance, emptied (the point: no second load of the template).
+      if (embedded) expect(embeddedPglite(next.db)).toBe(usedInstance);
+      expect(await next.db('events').count({ count: '*' })).toEqual([{ count: 0 }]);
+      const [first] = await next.db('events').insert({ name: 'c' }).returning('seq');
+      expect(first.seq).toBe(1);
+      expect((await next.db.raw('show application_name')).rows[0].application_name).not.toBe('left behind');
+      expect((await next.db.raw('select count(*) as n from pg_prepared_statements')).rows[0].n).toBe(0);
+      expect(await pendingMigrations(next.db, events)).toEqual([]);
+      // Its user changes the schema: the copy is not handed out again.
+      await next.db.schema.createTable('extra', (t) => t.text('id'));
+      await next.close();
+      const after = await openTestDatabase({ template });
+      expect(await after.db.schema.hasTable('extra')).toBe(false);
+      if (embedded) {
+        // Its user leaves a channel listened to: not handed out again either.
+        const listening = embeddedPglite(after.db)!;
+        await listening.listen('left_open', () => {});
+        await after.close();
+        const last = await openTestDatabase({ template });
+        expect(embeddedPglite(last.db)).not.toBe(listening);
+        expect((await last.db.raw('select pg_listening_channels() as channel')).rows).toEqual([]);
+        await last.close();
+      } else {
+        await after.close();
+      }
+    } finally {
       await dispose();
     }
   });

@@ -53,8 +53,26 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     extensions: { vector },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
+  return onPglite(pglite, ClientPgLite);
+}
+
+/** knex-pglite's client, except that destroying the handle leaves the instance open. */
+class ClientPgLiteKeepingOpen extends ClientPgLite {
+  override async destroyRawConnection(): Promise<void> {}
+}
+
+/**
+ * A handle on an embedded PGlite instance that outlives it: `destroy()` ends the handle (its
+ * queries fail from then on) and leaves the instance open for the caller, who closes it. Test
+ * databases hand one instance to test after test this way (test-database.ts).
+ */
+export function borrowPglite(pglite: PGlite): Database {
+  return onPglite(pglite, ClientPgLiteKeepingOpen);
+}
+
+function onPglite(pglite: PGlite, client: typeof ClientPgLite): Database {
   const db = knexFactory({
-    client: ClientPgLite as unknown as typeof Knex.Client,
+    client: client as unknown as typeof Knex.Client,
     dialect: 'postgres',
     // knex-pglite takes an existing instance through a connection function; that is how the
     // vector extension gets loaded.
