@@ -163,6 +163,7 @@ describe('test databases copied from a migrated template', () => {
       await used.db.raw(`prepare left_behind as select 1`);
       const usedInstance = embeddedPglite(used.db);
       await used.close();
+      await used.close();
       await expect(used.db.raw('select 1')).rejects.toThrow();
 
       const next = await openTestDatabase({ template });
@@ -174,6 +175,10 @@ describe('test databases copied from a migrated template', () => {
       expect((await next.db.raw('show application_name')).rows[0].application_name).not.toBe('left behind');
       expect((await next.db.raw('select count(*) as n from pg_prepared_statements')).rows[0].n).toBe(0);
       expect(await pendingMigrations(next.db, events)).toEqual([]);
+      // Closed twice, it was kept once: a second copy open beside this one is another database.
+      const beside = await openTestDatabase({ template });
+      if (embedded) expect(embeddedPglite(beside.db)).not.toBe(embeddedPglite(next.db));
+      await beside.close();
       // Its user changes the schema: the copy is not handed out again.
       await next.db.schema.createTable('extra', (t) => t.text('id'));
       await next.close();

@@ -232,9 +232,13 @@ async function openEmbeddedCopy(tarball: string): Promise<TestDatabase> {
   if (!shapes.has(tarball)) shapes.set(tarball, templateShape(pglite));
   await shapes.get(tarball);
   const db = borrowPglite(pglite);
+  let closed = false;
   return {
     db,
     async close() {
+      // A second close must not hand the same copy out twice.
+      if (closed) return;
+      closed = true;
       await db.destroy();
       if (await emptied(pglite, await shapes.get(tarball)!)) {
         const kept = closedCopies.get(tarball) ?? [];
