@@ -138,7 +138,7 @@ describe('test databases copied from a migrated template', () => {
     }
   });
 
-  it('hand out a closed copy again only as the template left it: rows, identities, session and schema', async () => {
+  it('give a closed copy out again only as the template left it: no rows, identities restarted, a fresh session, its schema', async () => {
     const events: MigrationSet = {
       tableName: 'shared_test_event_migrations',
       migrations: [
