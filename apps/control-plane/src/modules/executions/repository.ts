@@ -166,7 +166,8 @@ const INSERT_WITH_EVENT_SQL = withEventSql(RETURNED_SQL);
 const RECORD_WITH_EVENT_SQL = withEventSql('execution_id');
 
 /**
- * A statement of the sync lane's hot path (each sync call runs two). On PostgreSQL it goes
+ * A statement every execution runs (a sync call's two, an async submission's insert, the end of
+ * an execution without a webhook). On PostgreSQL it goes
  * straight to a connection of the knex pool as a named prepared statement: the connection parses
  * and plans it once instead of on every call, and the query builder's per-query work is skipped.
  * The text of a name never changes (a module constant), as the `pg` driver requires. Inside a
@@ -233,16 +234,19 @@ export async function insertExecution(
   return result.rows[0] as ExecutionRow;
 }
 
-const INSERT_QUEUED_SQL = `insert into executions (${INSERT_COLUMNS.join(', ')})
-  values (${INSERT_COLUMNS.map(() => '?').join(', ')})`;
+const INSERT_QUEUED = hotStatement(
+  'insert_queued',
+  `insert into executions (${INSERT_COLUMNS.join(', ')})
+     values (${INSERT_COLUMNS.map(() => '?').join(', ')})`,
+);
 
 /**
  * Writes a new queued execution (an async submission) and hands nothing back: the caller holds
- * every value it wrote, so reading the row back would only be parsed and thrown away. The
- * statement text is built once rather than by the query builder on every submission.
+ * every value it wrote, so reading the row back would only be parsed and thrown away. Every
+ * submission runs it, so it is a hot statement: prepared once per connection.
  */
 export async function insertQueued(db: Executor, row: NewExecution & { status: 'queued' }): Promise<void> {
-  await db.raw(INSERT_QUEUED_SQL, insertValues(row));
+  await runHot(db, INSERT_QUEUED, insertValues(row));
 }
 
 /**
