@@ -118,7 +118,13 @@ export function createDispatcher(deps: DispatcherDeps) {
   async function forward(row: ExecutionRow, chosen: Route): Promise<void> {
     const abort = new AbortController();
     aborts.set(row.execution_id, abort);
-    const unsubscribe = deps.finisher.onFinished(row.execution_id, () => abort.abort());
+    // An end while the call is open abandons the call. Once it has answered there is nothing to
+    // abort, and the common end, this call's own result, would otherwise build an abort reason
+    // (a DOMException with its stack) for every execution.
+    let calling = true;
+    const unsubscribe = deps.finisher.onFinished(row.execution_id, () => {
+      if (calling) abort.abort();
+    });
     const answerTimer = setTimeout(() => {
       endUnanswered(row, chosen).catch((error) =>
         log.error({ err: error, execution_id: row.execution_id }, 'could not end an unanswered call'),
@@ -134,6 +140,7 @@ export function createDispatcher(deps: DispatcherDeps) {
         callContextOf(row),
         abort.signal,
       );
+      calling = false;
       if (answer.kind === 'accepted') return noteAccepted(row.execution_id);
       // It ended meanwhile (cancelled, reaped), or a shutdown abandoned the call: nothing to record.
       if (abort.signal.aborted) return;
