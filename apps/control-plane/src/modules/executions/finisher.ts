@@ -8,7 +8,14 @@ import { enqueueWebhookDelivery } from '../webhooks/index.ts';
 import { completedPayload, EXECUTIONS_STREAM } from './events.ts';
 import type { ExecutionMetrics } from './metrics.ts';
 import type { ExecutionRow } from './records.ts';
-import { finishExecution, finishWithoutWebhook, type Outcome } from './repository.ts';
+import {
+  type Executor,
+  type FinishedRow,
+  finishExecution,
+  finishWithoutWebhook,
+  finishWithoutWebhookLean,
+  type Outcome,
+} from './repository.ts';
 
 /** Bus topic telling every replica that a synchronous call's execution ended (its caller may wait elsewhere). */
 export const SYNC_FINISHED_TOPIC = 'execution_finished';
@@ -37,6 +44,15 @@ export function webhookPayload(row: ExecutionRow): Record<string, unknown> {
  * timed out before its approval was decided), with the ended row (its `waiting_for` says for what).
  */
 export type EndedWhileWaiting = (trx: Knex.Transaction, row: ExecutionRow, now: Date) => Promise<void>;
+
+/** The one statement that ends an execution without a webhook, handing back `Row`. */
+type EndStatement<Row extends FinishedRow> = (
+  db: Executor,
+  id: string,
+  outcome: Outcome,
+  stream: string,
+  now: Date,
+) => Promise<Row | undefined>;
 
 export interface FinisherDeps {
   db: Knex;
@@ -70,33 +86,15 @@ export function createFinisher(deps: FinisherDeps) {
 
   return {
     /**
-     * Ends an execution. An outcome the database refuses (a result it cannot store, whatever
-     * slipped past the checks) still ends it: as `failed`, saying why, rather than leaving it
-     * running with nobody left to end it.
+     * Ends an execution; hands back what the end's own work and a synchronous answer read
+     * (FinishedRow), or undefined when it had already ended. An outcome the database refuses (a
+     * result it cannot store, whatever slipped past the checks) still ends it: as `failed`,
+     * saying why, rather than leaving it running with nobody left to end it.
      */
-    async finish(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
-      try {
-        return await finishOnce(id, outcome);
-      } catch (error) {
-        // Only a value the database refuses (SQLSTATE class 22, data exception) or one too deep to
-        // walk is worth recording as a failure; a lost connection is not the agent's doing.
-        const refused =
-          String((error as { code?: unknown }).code ?? '').startsWith('22') || error instanceof RangeError;
-        if (
-          !refused ||
-          (outcome.status === 'failed' && outcome.result === undefined && outcome.errorDetails == null)
-        )
-          throw error;
-        deps.log.warn(
-          { err: error, execution_id: id },
-          'execution outcome could not be stored; recording a failure',
-        );
-        return finishOnce(id, {
-          status: 'failed',
-          error: `the agent's ${outcome.status === 'succeeded' ? 'result' : 'report'} could not be stored: ${storableText((error as Error).message).slice(0, 500)}`,
-        });
-      }
-    },
+    finish: (id: string, outcome: Outcome) => finishSafely(id, outcome, finishWithoutWebhookLean),
+
+    /** finish, handing back the whole row, for an answer that shows the execution's record. */
+    finishRecord: (id: string, outcome: Outcome) => finishSafely(id, outcome, finishWithoutWebhook),
 
     /**
      * Ends an execution inside the caller's transaction (see finishIn); the caller calls
@@ -164,7 +162,7 @@ export function createFinisher(deps: FinisherDeps) {
   }
 
   /** After the commit of an end: wake the event readers and webhook workers, count, tell waiters. */
-  function afterFinish(row: ExecutionRow): void {
+  function afterFinish(row: FinishedRow): void {
     deps.eventLog.announce(EXECUTIONS_STREAM);
     if (row.webhook) deps.wakeWebhooks();
     deps.metrics.executionsTotal.inc({ node: row.node_id, type: row.function_type, status: row.status });
@@ -183,14 +181,49 @@ export function createFinisher(deps: FinisherDeps) {
     }
   }
 
-  async function finishOnce(id: string, outcome: Outcome): Promise<ExecutionRow | undefined> {
+  async function finishSafely<Row extends FinishedRow>(
+    id: string,
+    outcome: Outcome,
+    end: EndStatement<Row>,
+  ): Promise<Row | undefined> {
+    try {
+      return await finishOnce(id, outcome, end);
+    } catch (error) {
+      // Only a value the database refuses (SQLSTATE class 22, data exception) or one too deep to
+      // walk is worth recording as a failure; a lost connection is not the agent's doing.
+      const refused =
+        String((error as { code?: unknown }).code ?? '').startsWith('22') || error instanceof RangeError;
+      if (
+        !refused ||
+        (outcome.status === 'failed' && outcome.result === undefined && outcome.errorDetails == null)
+      )
+        throw error;
+      deps.log.warn(
+        { err: error, execution_id: id },
+        'execution outcome could not be stored; recording a failure',
+      );
+      const failure: Outcome = {
+        status: 'failed',
+        error: `the agent's ${outcome.status === 'succeeded' ? 'result' : 'report'} could not be stored: ${storableText((error as Error).message).slice(0, 500)}`,
+      };
+      return finishOnce(id, failure, end);
+    }
+  }
+
+  async function finishOnce<Row extends FinishedRow>(
+    id: string,
+    outcome: Outcome,
+    end: EndStatement<Row>,
+  ): Promise<Row | undefined> {
     const now = new Date(deps.clock.now());
     // Most executions have no webhook: their end and its event are one statement. The others
     // (and an execution that had already ended, which this finds nothing to do for) go through
-    // the transaction that also writes the delivery.
+    // the transaction that also writes the delivery; its whole row is every Row.
     const row =
-      (await finishWithoutWebhook(deps.db, id, outcome, EXECUTIONS_STREAM, now)) ??
-      (await deps.db.transaction((trx: Knex.Transaction) => finishIn(trx, id, outcome, now)));
+      (await end(deps.db, id, outcome, EXECUTIONS_STREAM, now)) ??
+      ((await deps.db.transaction((trx: Knex.Transaction) => finishIn(trx, id, outcome, now))) as
+        | Row
+        | undefined);
     if (!row) return undefined;
     afterFinish(row);
     return row;

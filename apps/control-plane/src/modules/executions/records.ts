@@ -149,7 +149,12 @@ export function statusRecord(row: ExecutionRow): ResponseBody<typeof StatusRecor
 export type StatusRecord = ReturnType<typeof statusRecord>;
 
 /** The synchronous result of `POST /api/v1/execute/{target}`. */
-export function syncResult(row: ExecutionRow): ResponseBody<typeof SyncResultSchema> {
+export function syncResult(
+  row: Pick<
+    ExecutionRow,
+    'execution_id' | 'run_id' | 'workflow_id' | 'status' | 'result' | 'duration_ms' | 'completed_at' | 'error'
+  >,
+): ResponseBody<typeof SyncResultSchema> {
   return {
     execution_id: row.execution_id,
     run_id: row.run_id,

@@ -12,6 +12,7 @@ import type { Finisher } from './finisher.ts';
 import { type ExecutionRow, syncResult } from './records.ts';
 import {
   countQueued,
+  type FinishedRow,
   findExecution,
   findParent,
   insertQueued,
@@ -219,7 +220,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
       // Whether the agent call is still open when this ends (then it is abandoned).
       let calling = true;
       // The row as this call ended it, when it did; otherwise it is read back at the end.
-      let endedRow: ExecutionRow | undefined;
+      let endedRow: FinishedRow | undefined;
       // The agent's own status when it answered the call with an error.
       let agentStatus: number | undefined;
       try {
@@ -276,7 +277,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
         unsubscribe();
         syncInFlight.delete(id);
       }
-      const final = endedRow ?? ((await findExecution(db, id)) as ExecutionRow);
+      const final: FinishedRow = endedRow ?? ((await findExecution(db, id)) as ExecutionRow);
       if (final.status === 'failed' || final.status === 'cancelled') {
         // SDKs return any 2xx body to the caller as the function's result, so a failure must not
         // answer 2xx: the agent's own 4xx passes through (it refused the input), anything else is 502.
@@ -353,7 +354,7 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
                   ? null
                   : report.error_details,
               };
-        row = await finisher.finish(id, outcome);
+        row = await finisher.finishRecord(id, outcome);
       }
       // Nothing changed: the execution had already ended (its record is the answer), or is unknown.
       row ??= await findExecution(db, id);
@@ -366,7 +367,10 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
      * changes nothing), then the agent that has it is told. 409 when it had already ended.
      */
     async cancel(id: string) {
-      const finished = await finisher.finish(id, { status: 'cancelled', error: 'cancelled by request' });
+      const finished = await finisher.finishRecord(id, {
+        status: 'cancelled',
+        error: 'cancelled by request',
+      });
       if (!finished) {
         const current = await findExecution(db, id);
         if (!current) throw notFound(id);
@@ -429,7 +433,7 @@ async function waitFor(
  */
 function syncFailure(
   code: 'execution_failed' | 'upstream_unavailable',
-  row: ExecutionRow,
+  row: FinishedRow,
   detail: string,
   status?: number,
 ): ProblemError {
