@@ -668,31 +668,27 @@ const FINISH_WITHOUT_WEBHOOK_LEAN = hotStatement(
  * a webhook, or ends while waiting for an approval (the caller then finishes it in a transaction
  * with the webhook delivery and the approval request's end).
  */
-export async function finishWithoutWebhook(
-  db: Executor,
-  id: string,
-  outcome: Outcome,
-  stream: string,
-  now: Date,
-): Promise<ExecutionRow | undefined> {
-  const result = await runHot(db, FINISH_WITHOUT_WEBHOOK, finishEventValues(id, outcome, stream, now));
-  return result.rows[0] as ExecutionRow | undefined;
-}
+export const finishWithoutWebhook = endWithoutWebhook<ExecutionRow>(FINISH_WITHOUT_WEBHOOK);
 
 /** finishWithoutWebhook handing back only FINISHED_COLUMNS. */
-export async function finishWithoutWebhookLean(
-  db: Executor,
-  id: string,
-  outcome: Outcome,
-  stream: string,
-  now: Date,
-): Promise<FinishedRow | undefined> {
-  const result = await runHot(db, FINISH_WITHOUT_WEBHOOK_LEAN, finishEventValues(id, outcome, stream, now));
-  return result.rows[0] as FinishedRow | undefined;
-}
+export const finishWithoutWebhookLean = endWithoutWebhook<FinishedRow>(FINISH_WITHOUT_WEBHOOK_LEAN);
 
-function finishEventValues(id: string, outcome: Outcome, stream: string, now: Date): Knex.RawBinding[] {
-  return [...finishBindings(outcome, now), id, stream, now.toISOString()];
+function endWithoutWebhook<Row>(statement: HotStatement) {
+  return async (
+    db: Executor,
+    id: string,
+    outcome: Outcome,
+    stream: string,
+    now: Date,
+  ): Promise<Row | undefined> => {
+    const result = await runHot(db, statement, [
+      ...finishBindings(outcome, now),
+      id,
+      stream,
+      now.toISOString(),
+    ]);
+    return result.rows[0] as Row | undefined;
+  };
 }
 
 /**
