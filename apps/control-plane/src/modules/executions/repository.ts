@@ -167,9 +167,9 @@ const RECORD_WITH_EVENT_SQL = withEventSql('execution_id');
 
 /**
  * A statement every execution runs (a sync call's two, an async submission's insert, the end of
- * an execution without a webhook). On PostgreSQL it goes
- * straight to a connection of the knex pool as a named prepared statement: the connection parses
- * and plans it once instead of on every call, and the query builder's per-query work is skipped.
+ * an execution without a webhook). On PostgreSQL it goes straight to a connection of the knex
+ * pool as a named prepared statement: the connection parses and plans it once instead of on
+ * every call, and the query builder's per-query work is skipped.
  * The text of a name never changes (a module constant), as the `pg` driver requires. Inside a
  * transaction, and on embedded PGlite, it runs through knex like any other statement.
  */
