@@ -23,8 +23,9 @@
 //   {"event":"received","execution_id":"…"|null,"fn":"…","kind":"reasoner"|"skill","pid":123}
 //       every execute request, written synchronously before the agent answers (or crashes)
 //   {"event":"cancel","execution_id":"…","pending":true|false}
-//   {"event":"callback","execution_id":"…","status":"succeeded","http_status":200|"error","attempt":1}
-//       every status-callback attempt, retries included
+//   {"event":"callback","execution_id":"…","status":"succeeded","http_status":200|"error","attempt":1,"took_ms":3}
+//       every status-callback attempt, retries included, once it is answered or fails
+// Each line also carries `at`, the agent's clock (ms since the epoch) when it was written.
 import { setMaxListeners } from 'node:events';
 import { appendFileSync, writeSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -110,6 +111,7 @@ export async function startExecutionAgent(options, hooks = {}) {
     for (let attempt = 1; attempt <= retry.retries + 1; attempt++) {
       if (closing.signal.aborted) return false;
       let httpStatus;
+      const sentAt = Date.now();
       try {
         const response = await fetch(url, {
           method: 'POST',
@@ -132,6 +134,7 @@ export async function startExecutionAgent(options, hooks = {}) {
         status: body.status,
         http_status: httpStatus,
         attempt,
+        took_ms: Date.now() - sentAt,
       });
       if (typeof httpStatus === 'number' && httpStatus >= 200 && httpStatus < 300) return true;
       if (attempt <= retry.retries) {
@@ -512,7 +515,7 @@ function messageOf(error) {
 async function main() {
   const options = JSON.parse(process.argv[2] ?? process.env.EXECUTION_AGENT_OPTIONS ?? '');
   const line = (event) => {
-    const text = `${JSON.stringify(event)}\n`;
+    const text = `${JSON.stringify({ ...event, at: Date.now() })}\n`;
     // Synchronous writes: a receipt line must be out before a `crash` SIGKILLs the process.
     writeSync(1, text);
     if (options.logFile) appendFileSync(options.logFile, text);

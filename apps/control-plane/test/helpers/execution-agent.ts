@@ -194,7 +194,8 @@ export async function registerUnstartedAgent(options: ExecutionAgentOptions): Pr
 // ── Child-process variant ─────────────────────────────────────────────────────────────────────────
 
 /** One stdout line of execution-agent-process.mjs (formats documented at the top of the script). */
-export type AgentProcessEvent =
+/** One line of the child process's stdout; `at` is the agent's clock when it was written. */
+export type AgentProcessEvent = { at: number } & (
   | { event: 'listening'; url: string; node_id: string; version: string; pid: number }
   | { event: 'registered'; node_id: string; version: string }
   | { event: 'register_failed'; error: string }
@@ -206,7 +207,10 @@ export type AgentProcessEvent =
       status: string;
       http_status: number | 'error';
       attempt: number;
-    };
+      /** From sending the attempt to its answer or failure. */
+      took_ms: number;
+    }
+);
 
 export interface ExecutionAgentProcessOptions extends Omit<ExecutionAgentOptions, 'reasoners' | 'skills'> {
   reasoners?: Record<string, ProcessFunctionSpec>;
