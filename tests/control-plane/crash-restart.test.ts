@@ -47,7 +47,10 @@ const SETTINGS = {
   // agent's own report before it is queued again. Exactly once holds when the agent reports
   // within it (the documented condition); 2 s was shorter than the restarted server on PGlite,
   // dispatching 64 calls at once on a loaded 2-core CI machine, took to take in the retried
-  // callbacks, so four executions the agent had already taken were sent again.
+  // callbacks, so four executions the agent had already taken were sent again. With 10 s it still
+  // happened under load while the embedded database's statements kept the restarted server from
+  // accepting connections (the reports waited 11 to 16 s unread); they now take turns with it
+  // (packages/shared/src/db/open-database.ts) and the reports were answered within 1.3 s.
   SWITCHYARD_EXECUTION_QUEUE_ORPHAN_GRACE: '10s',
 };
 /**
@@ -144,6 +147,7 @@ describe(`SIGKILL of the control plane with ${TOTAL} async executions queued (${
     const t1 = Date.now();
     server = await start(SETTINGS);
     const restartMs = Date.now() - t1;
+    const readyAt = Date.now();
     let statuses = new Map<string, any>();
     await eventually(
       `all ${TOTAL} executions terminal after the restart`,
@@ -204,7 +208,12 @@ describe(`SIGKILL of the control plane with ${TOTAL} async executions queued (${
       JSON.stringify({
         row: byId.get(id),
         events: events.filter((e) => e.execution_id === id).map((e) => ({ id: e.id, event: e.event })),
-        agent: agentEvents.filter((e) => 'execution_id' in e && e.execution_id === id),
+        // Times in ms after the kill: when the agent logged each event; when the restarted server
+        // answered its health check.
+        agent: agentEvents
+          .filter((e) => 'execution_id' in e && e.execution_id === id)
+          .map(({ at, ...e }) => ({ ...e, after_kill_ms: at - killedAt })),
+        restarted_server_ready_after_kill_ms: readyAt - killedAt,
         status_before_kill: before.get(id)?.status,
       });
 

@@ -1,4 +1,5 @@
 import { mkdirSync } from 'node:fs';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import knexFactory, { type Knex } from 'knex';
@@ -53,11 +54,26 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     extensions: { vector },
     parsers: { [INT8_OID]: (value: string) => Number(value) },
   });
-  return onPglite(pglite, ClientPgLite);
+  return onPglite(pglite, ClientPgLiteTakingTurns);
 }
 
-/** knex-pglite's client, except that destroying the handle leaves the instance open. */
-class ClientPgLiteKeepingOpen extends ClientPgLite {
+/**
+ * knex-pglite's client, except that each statement first lets the event loop take a turn. PGlite
+ * runs in this thread, and a statement's end starts the next waiting one in the same run of
+ * promise callbacks, so without the turn a burst of database work never lets the loop accept a
+ * connection or read a request. Measured: a control plane restarted with 850 queued executions
+ * accepted two connections a second while it dispatched them, and the agents' status reports
+ * waited 11 to 16 s (long enough for the orphan recovery to send some executions again).
+ */
+class ClientPgLiteTakingTurns extends ClientPgLite {
+  override async query(connection: unknown, query: unknown): Promise<unknown> {
+    await nextTurn();
+    return super.query(connection, query);
+  }
+}
+
+/** The same, except that destroying the handle leaves the instance open. */
+class ClientPgLiteKeepingOpen extends ClientPgLiteTakingTurns {
   override async destroyRawConnection(): Promise<void> {}
 }
 
