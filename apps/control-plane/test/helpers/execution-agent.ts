@@ -193,8 +193,10 @@ export async function registerUnstartedAgent(options: ExecutionAgentOptions): Pr
 
 // ── Child-process variant ─────────────────────────────────────────────────────────────────────────
 
-/** One stdout line of execution-agent-process.mjs (formats documented at the top of the script). */
-/** One line of the child process's stdout; `at` is the agent's clock when it was written. */
+/**
+ * One stdout line of execution-agent-process.mjs (formats documented at the top of the script);
+ * `at` is the agent's clock when it was written.
+ */
 export type AgentProcessEvent = { at: number } & (
   | { event: 'listening'; url: string; node_id: string; version: string; pid: number }
   | { event: 'registered'; node_id: string; version: string }
