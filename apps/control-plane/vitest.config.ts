@@ -12,8 +12,8 @@ export default defineConfig({
     // gain is in opening PGlite. Sharing the module cache between files (`isolate: false`) cut more,
     // but every file's embedded database then stayed in memory: 16 GB and growing half-way through.
     pool: 'threads',
-    // One file at a time, Vitest's default on two cores. Two at a time finished sooner but made
-    // tests that wait on real time flaky under CI's load (CONTRIBUTING, "How long the tests take").
-    maxWorkers: 1,
+    // Two files at a time: one file's waits on its database and servers leave the core to the
+    // other (CONTRIBUTING, "How long the tests take", for the figures).
+    maxWorkers: 2,
   },
 });
