@@ -301,15 +301,14 @@ describe('observability forwarder', () => {
       const status = await api('GET', '/api/v1/settings/observability-webhook/status');
       return status.dlq_batches > 0 ? true : undefined;
     });
-    // The page follows without a reload.
+    // The page follows without a reload. Status, collector and parked batches are three reads
+    // refreshed on their own, so each is awaited: the collector is read only after the status
+    // says one is set, and may show a moment after the parked batch.
     const parked = page.getByRole('list', { name: 'Parked batches' });
     await parked.locator('li').first().waitFor();
-    expect(
-      await page
-        .getByRole('definition')
-        .filter({ hasText: `${collector}/events` })
-        .count(),
-    ).toBe(1);
+    const collectorFact = page.getByRole('definition').filter({ hasText: `${collector}/events` });
+    await collectorFact.waitFor();
+    expect(await collectorFact.count()).toBe(1);
     expect(await parked.locator('li').first().textContent()).toContain('500');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'ops-observability-parked.png'), fullPage: true });
     answer = 200;
