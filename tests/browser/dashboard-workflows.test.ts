@@ -215,8 +215,9 @@ describe('the workflow page', () => {
     const stepBox = page.locator(`.dag-node[data-execution-id="${run.step}"]`);
     expect(await stepBox.textContent()).toContain(`${plannerId}.step`);
     expect(await stepBox.locator('.badge').textContent()).toBe('running');
-    // Two edges: the root to each child.
-    expect(await page.locator('.react-flow__edge').count()).toBe(2);
+    // Two edges: the root to each child. React Flow draws edges once it has measured the boxes,
+    // a frame or more after the boxes appear, so the count is polled.
+    await expect.poll(() => page.locator('.react-flow__edge').count()).toBe(2);
     // The timeline has a row per execution, with a bar for each that started.
     const timeline = page.getByTestId('workflow-timeline');
     expect(await timeline.locator('.gantt-row').count()).toBe(3);
