@@ -17,7 +17,12 @@ export interface LoggerOptions {
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const settings = { name: 'control-plane', level: options.level ?? 'info' };
-  return options.pretty ? pino(settings, terminalLines()) : pino(settings);
+  if (options.pretty) return pino(settings, terminalLines());
+  // Synchronous writes. pino's own default writes in the background, and when stdout's reader
+  // lags (a log shipper, a busy supervisor) the exit flush skipped the chunk still being written:
+  // lines were lost and `stopped` came out before lines logged ahead of it. A write per line
+  // costs the hot path a system call only at levels that log per request.
+  return pino(settings, pino.destination({ dest: 1, sync: true }));
 }
 
 /** A logger that writes nothing: tests and embedders that do not want output. */
