@@ -22,9 +22,10 @@ export function createLogger(
     format === 'pretty' ||
     (format === 'auto' && process.stdout.isTTY && process.env.NODE_ENV !== 'production');
   if (readable) return pino(options, terminalLines());
-  // Synchronous writes (pino's default): lines reach stdout in order and none is lost when the
-  // process exits or crashes. At the default level nothing is logged per request, so this costs
-  // the hot path nothing; request lines at `debug` pay one write each.
+  // Synchronous writes (`pino.destination`'s default, not `pino()`'s): lines reach stdout in
+  // order and none is lost when the process exits or crashes. At the default level nothing is
+  // logged per request, so this costs the hot path nothing; request lines at `debug` pay one
+  // write each.
   return pino(options, pino.destination({ dest: 1, sync: true }));
 }
 
