@@ -22,8 +22,8 @@ it('writes every line, in order, with `stopped` last, to a reader that lags', as
     stderr += chunk;
   });
   const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
-  // Nothing is read for a second: the pipe fills (about 64 KB) long before the 1.5 MB of lines are
-  // out, so the process has to wait on its reader, and would exit meanwhile if it did not.
+  // Nothing is read for a second: the pipe fills (about 64 KB) long before the half megabyte of
+  // lines is out, so the process has to wait on its reader, and would exit meanwhile if it did not.
   await new Promise((resume) => setTimeout(resume, 1_000));
   let stdout = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
