@@ -315,11 +315,13 @@ describe('node scripts/start.mjs', () => {
     });
 
     it('writes no line for the health probes agents pass, and one for each probe an agent fails', async () => {
+      // Both agents are probed each round, but a round may reach one before the other: wait for
+      // two probes of each, so at least one passing probe has finished and had its chance to log.
       const failed = await eventually(
-        'two failed probes of sick-agent',
+        'two failed probes of sick-agent and two probes of pretty-agent',
         async () => {
           const lines = outputLines(started).filter((line) => line.includes('health probe of sick-agent'));
-          return lines.length >= 2 ? lines : undefined;
+          return lines.length >= 2 && agent.probes() >= 2 ? lines : undefined;
         },
         () => started.process.output(),
         30_000,
