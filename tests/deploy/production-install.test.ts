@@ -3,7 +3,7 @@
  * directory gets only what a production install needs (the root manifest and lock file, every
  * workspace's manifest, each app's build from this checkout), then
  *
- *   npm install --omit=dev --no-audit --no-fund -w @switchyard/control-plane -w @switchyard/docs
+ *   npm ci --omit=dev --no-audit --no-fund -w @switchyard/control-plane -w @switchyard/docs
  *   node --enable-source-maps apps/control-plane/dist/server.js
  *   node --enable-source-maps apps/docs/dist/front-server.js
  *
@@ -106,7 +106,7 @@ beforeAll(async () => {
   await run(
     'npm',
     [
-      'install',
+      'ci',
       '--omit=dev',
       '--no-audit',
       '--no-fund',
