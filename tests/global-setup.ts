@@ -14,10 +14,11 @@ import type { TestProject } from 'vitest/node';
 declare module 'vitest' {
   export interface ProvidedContext {
     /**
-     * On embedded PGlite: a migrated control-plane data directory that server processes start
-     * from a copy of (see control-plane-process.ts); undefined on PostgreSQL.
+     * A migrated PGlite control-plane data directory that server processes on the embedded
+     * database start from a copy of (see control-plane-process.ts). Made on PostgreSQL runs too:
+     * some tests start a server on PGlite whatever the run's database.
      */
-    controlPlaneDataTemplate: string | undefined;
+    controlPlaneDataTemplate: string;
     /** The migrated docs database that in-process docs servers start as a copy of (docs-server.ts). */
     docsTemplate: TestDatabaseTemplate;
   }
@@ -31,10 +32,6 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const docs = await createTestDatabaseTemplate([docsMigrations]);
   project.provide('docsTemplate', docs.template);
-  if (process.env.DATABASE_URL) {
-    project.provide('controlPlaneDataTemplate', undefined);
-    return docs.dispose;
-  }
   const parent = await mkdtemp(join(tmpdir(), 'switchyard-tests-template-'));
   const dataDir = join(parent, 'control-plane');
   const db = await openDatabase({ dataDir });

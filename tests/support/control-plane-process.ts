@@ -60,7 +60,7 @@ export async function startControlPlaneProcess(
   const port = options.port ?? (await freePort());
   const template = inject('controlPlaneDataTemplate');
   const dataDir = join(options.dir, 'control-plane');
-  if (!options.databaseUrl && !options.emptyDatabase && template && !existsSync(dataDir)) {
+  if (!options.databaseUrl && !options.emptyDatabase && !existsSync(dataDir)) {
     await cp(template, dataDir, { recursive: true });
   }
   const child = startNode(['--enable-source-maps', SERVER_ENTRY], {
