@@ -3,7 +3,7 @@
 // saves, against V8's own default in the same run. Run from the repository root, after
 // `npm run build -w @switchyard/control-plane`:
 //   node bench/control-plane/embedded-start.mjs
-// Settings: BENCH_ROUNDS (5).
+// Settings: BENCH_ROUNDS (5), BENCH_BATCHES (8: the steady measurement's batches).
 //
 // Three measurements, each in fresh processes, alternating the two sides round by round (the order
 // flips each round) so the machine's load drifts over both alike:
@@ -11,7 +11,7 @@
 //   start   the built control plane on a copy of a migrated data directory, until
 //           GET /api/v1/health answers 200: CPU and time;
 //   steady  after opening, 8 batches of 3,000 inserts and 200 grouped reads; the CPU of batches 2
-//           to 8 (the queries the optimizing compiler is for).
+//           on (the queries the optimizing compiler is for).
 // The reference side passes V8's default `--wasm-tiering-budget` to node, which the code leaves as
 // given; the other side runs as users run it.
 import { execFileSync, spawn } from 'node:child_process';

@@ -67,10 +67,11 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
  * default much of the optimizing went to code that never ran again. A budget of 30,000,000 leaves
  * more of start-up on baseline code, while the functions queries run over and over still get
  * optimized within moments. bench/control-plane/embedded-start.mjs measures it against V8's
- * default in the same run (its README has the figures): less CPU and time to open the database
- * and to start the control plane on it, the same CPU for a steady stream of queries. Larger
- * budgets saved a little more at start and then cost it back: 180,000,000 took about 0.4 s more
- * CPU over the first seconds of queries, whether they ran for 6 s or for 20.
+ * default in the same run (its README has the figures): about a fifth less CPU and time to start
+ * the control plane on it, a seventh less CPU to open a new database, and about 0.3 s of CPU
+ * more, once, over the first seconds of heavy queries (their hot functions are optimized a little
+ * later). Larger budgets saved a little more at start and cost more afterwards: 180,000,000 took
+ * about 0.4 s more over the first queries, whether they ran for 6 s or for 20.
  *
  * The budget is a process-wide V8 setting, read when PGlite's module is instantiated; it changes
  * how soon code is optimized, never what it does. A `--wasm-tiering-budget` given on node's
