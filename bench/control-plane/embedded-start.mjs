@@ -39,7 +39,7 @@ if (!v8Default) {
 }
 const SIDES = { 'V8 default': [`--wasm-tiering-budget=${v8Default}`], switchyard: [] };
 
-/** CPU ms (user + system) a live process has used so far, from Linux /proc. */
+/** CPU ms (user + system) a live process has used so far, from Linux /proc (ticks of 1/100 s). */
 function processCpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
