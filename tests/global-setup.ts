@@ -19,6 +19,8 @@ declare module 'vitest' {
      * some tests start a server on PGlite whatever the run's database.
      */
     controlPlaneDataTemplate: string;
+    /** The same for the docs site's server processes (data-dir.ts). */
+    docsDataTemplate: string;
     /** The migrated docs database that in-process docs servers start as a copy of (docs-server.ts). */
     docsTemplate: TestDatabaseTemplate;
   }
@@ -33,14 +35,19 @@ export default async function setup(project: TestProject) {
   const docs = await createTestDatabaseTemplate([docsMigrations]);
   project.provide('docsTemplate', docs.template);
   const parent = await mkdtemp(join(tmpdir(), 'switchyard-tests-template-'));
-  const dataDir = join(parent, 'control-plane');
-  const db = await openDatabase({ dataDir });
-  try {
-    await migrateLatest(db, controlPlaneMigrations);
-  } finally {
-    await db.destroy();
+  for (const [app, migrations, key] of [
+    ['control-plane', controlPlaneMigrations, 'controlPlaneDataTemplate'],
+    ['docs', docsMigrations, 'docsDataTemplate'],
+  ] as const) {
+    const dataDir = join(parent, app);
+    const db = await openDatabase({ dataDir });
+    try {
+      await migrateLatest(db, migrations);
+    } finally {
+      await db.destroy();
+    }
+    project.provide(key, dataDir);
   }
-  project.provide('controlPlaneDataTemplate', dataDir);
   return async () => {
     await rm(parent, { recursive: true, force: true });
     await docs.dispose();

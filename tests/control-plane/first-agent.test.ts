@@ -18,6 +18,7 @@ import { type RunningServer, startServer } from '@switchyard/control-plane/serve
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { seedDataDir } from '../support/data-dir.ts';
 import { eventually, GiveUp } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
@@ -108,6 +109,7 @@ async function openNodeStream(): Promise<void> {
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'sy-first-agent-'));
   database = await throwawayDatabase('sy_first_agent');
+  if (!database.url) await seedDataDir(dataDir, ['control-plane']);
   running = await startServer({
     // Only these settings: a developer's SERVICE_API_KEY or SERVICE_CONFIG_FILE must not leak in
     // (tests/ has no switchyard.yaml, so no file layer applies).

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedDataDir } from '../support/data-dir.ts';
 import { startTestDocsServer, type TestDocsServer } from '../support/docs-server.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
 
@@ -82,6 +83,7 @@ beforeAll(async () => {
   docs = await startTestDocsServer();
   dataDir = mkdtempSync(join(tmpdir(), 'sy-share-run-'));
   database = await throwawayDatabase('sy_share_run');
+  if (!database.url) await seedDataDir(dataDir, ['control-plane']);
   controlPlane = await startServer({
     env: {
       CONTROL_PLANE_PORT: '0',

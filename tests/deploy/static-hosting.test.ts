@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { seedDataDir } from '../support/data-dir.ts';
 import { type BackgroundCommand, runShell, shellEnv, startShell } from '../support/doc-examples.ts';
 import { freePort } from '../support/free-port.ts';
 import { NGINX_INSTALL_TIMEOUT_MS, NGINX_PACKAGES, nginxExecutable } from '../support/nginx.ts';
@@ -113,6 +114,7 @@ function exitedOf(command: BackgroundCommand): () => boolean {
 /** A front server from the build, as production runs it; its budget is raised for the tables. */
 async function startFrontServer(port: number, env: Record<string, string> = {}): Promise<RunningProcess> {
   const dataDir = mkdtempSync(join(scratch, 'front-data-'));
+  if (!env.DATABASE_URL) await seedDataDir(dataDir, ['docs']);
   const server = startNode(['--enable-source-maps', FRONT_SERVER_JS], {
     cwd: ROOT,
     env: {

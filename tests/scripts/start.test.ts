@@ -12,6 +12,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { stripVTControlCharacters } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type RunningProcess, startNode } from '../support/child-process.ts';
+import { seedDataDir } from '../support/data-dir.ts';
 import { eventually } from '../support/eventually.ts';
 import { freePort } from '../support/free-port.ts';
 import { throwawayDatabase } from '../support/throwaway-database.ts';
@@ -28,16 +29,31 @@ interface Started {
   cleanup(): Promise<void>;
 }
 
+interface StartOptions {
+  /** The checkout start.mjs runs from; default this one. */
+  root?: string;
+  /**
+   * On the embedded database, start as on a new machine: both apps create their databases in an
+   * empty data directory. Otherwise they start on copies of the run's migrated ones
+   * (data-dir.ts), which is all the other tests need.
+   */
+  firstStart?: boolean;
+}
+
 /**
  * Runs `node scripts/start.mjs` from `root` with only the given settings (plus PATH and HOME), so
  * a developer's SITE_URL or SWITCHYARD_DOCS_URL never leaks in, and waits until both apps listen.
  */
-async function startSwitchyard(settings: Record<string, string>, root = ROOT): Promise<Started> {
+async function startSwitchyard(
+  settings: Record<string, string>,
+  { root = ROOT, firstStart = false }: StartOptions = {},
+): Promise<Started> {
   if (!existsSync(join(DIST_DIR, 'client', 'index.html'))) {
     throw new Error(`No built site at ${DIST_DIR}: run \`npm run build -w @switchyard/docs\` first.`);
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'sy-start-'));
   const database = await throwawayDatabase('sy_start');
+  if (!database.url && !firstStart) await seedDataDir(dataDir, ['control-plane', 'docs']);
   const controlPlanePort = await freePort();
   const docsPort = await freePort();
   const child = startNode([join(root, 'scripts/start.mjs')], {
@@ -434,14 +450,15 @@ describe('node scripts/start.mjs', () => {
 
   // Regression: from a checkout whose path has a space, `npm start` used to print nothing and stop:
   // each server's main-module check compared import.meta.url, where the space is %20, with
-  // `file://${process.argv[1]}`, where it is not, so neither server ever listened.
+  // `file://${process.argv[1]}`, where it is not, so neither server ever listened. A new checkout
+  // has no data yet, so this is also the start on a new machine: both databases are created.
   describe('from a checkout whose path has a space', () => {
     let checkout: string;
     let started: Started;
     beforeAll(async () => {
       checkout = join(mkdtempSync(join(tmpdir(), 'sy-space-')), 'my switchyard');
       copyCheckout(checkout);
-      started = await startSwitchyard({ DOCS_DIST_DIR: DIST_DIR }, checkout);
+      started = await startSwitchyard({ DOCS_DIST_DIR: DIST_DIR }, { root: checkout, firstStart: true });
     });
     afterAll(async () => {
       await started?.cleanup();

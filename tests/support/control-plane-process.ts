@@ -1,9 +1,7 @@
 import { existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { type ExitStatus, type RunningProcess, startNode } from './child-process.ts';
+import { seedDataDir } from './data-dir.ts';
 import { freePort } from './free-port.ts';
 
 /**
@@ -58,11 +56,7 @@ export async function startControlPlaneProcess(
     throw new Error(`No build at ${SERVER_ENTRY}: run \`npm run build -w @switchyard/control-plane\` first.`);
   }
   const port = options.port ?? (await freePort());
-  const template = inject('controlPlaneDataTemplate');
-  const dataDir = join(options.dir, 'control-plane');
-  if (!options.databaseUrl && !options.emptyDatabase && !existsSync(dataDir)) {
-    await cp(template, dataDir, { recursive: true });
-  }
+  if (!options.databaseUrl && !options.emptyDatabase) await seedDataDir(options.dir, ['control-plane']);
   const child = startNode(['--enable-source-maps', SERVER_ENTRY], {
     cwd: options.dir,
     env: {

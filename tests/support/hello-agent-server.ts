@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
 import { type RunningProcess, startNode } from './child-process.ts';
+import { seedDataDir } from './data-dir.ts';
 import { eventually } from './eventually.ts';
 import { freePort } from './free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from './throwaway-database.ts';
@@ -38,6 +39,7 @@ export async function startHelloAgentServer(name: string, key: string): Promise<
   };
   try {
     database = await throwawayDatabase(`sy_${name.replaceAll('-', '_')}`);
+    if (!database.url) await seedDataDir(dataDir, ['control-plane']);
     server = await startServer({
       env: {
         CONTROL_PLANE_PORT: '0',
