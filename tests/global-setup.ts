@@ -1,12 +1,8 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { controlPlaneMigrations } from '@switchyard/control-plane/migrations';
 import { docsMigrations } from '@switchyard/docs/server/shares/migrations/index.ts';
 import {
+  createMigratedDataDir,
   createTestDatabaseTemplate,
-  migrateLatest,
-  openDatabase,
   type TestDatabaseTemplate,
 } from '@switchyard/shared/db';
 import type { TestProject } from 'vitest/node';
@@ -34,22 +30,11 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const docs = await createTestDatabaseTemplate([docsMigrations]);
   project.provide('docsTemplate', docs.template);
-  const parent = await mkdtemp(join(tmpdir(), 'switchyard-tests-template-'));
-  for (const [app, migrations, key] of [
-    ['control-plane', controlPlaneMigrations, 'controlPlaneDataTemplate'],
-    ['docs', docsMigrations, 'docsDataTemplate'],
-  ] as const) {
-    const dataDir = join(parent, app);
-    const db = await openDatabase({ dataDir });
-    try {
-      await migrateLatest(db, migrations);
-    } finally {
-      await db.destroy();
-    }
-    project.provide(key, dataDir);
-  }
+  const controlPlaneData = await createMigratedDataDir([controlPlaneMigrations]);
+  project.provide('controlPlaneDataTemplate', controlPlaneData.dataDir);
+  const docsData = await createMigratedDataDir([docsMigrations]);
+  project.provide('docsDataTemplate', docsData.dataDir);
   return async () => {
-    await rm(parent, { recursive: true, force: true });
-    await docs.dispose();
+    await Promise.all([controlPlaneData.dispose(), docsData.dispose(), docs.dispose()]);
   };
 }

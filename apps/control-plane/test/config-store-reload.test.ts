@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { STORED_CONFIG_NAME } from '../src/config.ts';
 import { putStoredConfig } from '../src/modules/config-store/index.ts';
 import { type RunningServer, startServer } from '../src/server.ts';
+import { seedDataDir } from './helpers/database.ts';
 import { startExecutionAgent } from './helpers/execution-agent.ts';
 
 let dir: string;
@@ -56,6 +57,7 @@ async function start(
   env: NodeJS.ProcessEnv,
 ): Promise<RunningServer & { lines: Array<Record<string, unknown>> }> {
   const lines: Array<Record<string, unknown>> = [];
+  if (!env.DATABASE_URL && env.SWITCHYARD_DATA_DIR) await seedDataDir(env.SWITCHYARD_DATA_DIR);
   const server = await startServer({
     env,
     log: pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),

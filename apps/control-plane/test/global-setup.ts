@@ -1,4 +1,8 @@
-import { createTestDatabaseTemplate, type TestDatabaseTemplate } from '@switchyard/shared/db';
+import {
+  createMigratedDataDir,
+  createTestDatabaseTemplate,
+  type TestDatabaseTemplate,
+} from '@switchyard/shared/db';
 import type { TestProject } from 'vitest/node';
 import { controlPlaneMigrations } from '../src/migrations/index.ts';
 
@@ -6,6 +10,11 @@ declare module 'vitest' {
   export interface ProvidedContext {
     /** The migrated database that test databases start as a copy of (see helpers/database.ts). */
     controlPlaneTemplate: TestDatabaseTemplate;
+    /**
+     * On the embedded database, a migrated data directory that servers started from their
+     * settings copy (see helpers/database.ts); empty when DATABASE_URL is set.
+     */
+    controlPlaneDataTemplate: string;
   }
 }
 
@@ -17,5 +26,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   const { template, dispose } = await createTestDatabaseTemplate([controlPlaneMigrations]);
   project.provide('controlPlaneTemplate', template);
-  return dispose;
+  const data = process.env.DATABASE_URL ? undefined : await createMigratedDataDir([controlPlaneMigrations]);
+  project.provide('controlPlaneDataTemplate', data?.dataDir ?? '');
+  return async () => {
+    await Promise.all([dispose(), data?.dispose()]);
+  };
 }

@@ -1,8 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
 import { createScratchDatabase } from '@switchyard/shared/db';
+import { inject } from 'vitest';
 
 /** A real control plane (startServer: config, migrations, loops, listening) on 127.0.0.1. */
 export interface TestControlPlane {
@@ -25,9 +26,9 @@ export interface TestControlPlaneOptions {
 
 /**
  * Starts the control plane the way its server entry does, from environment settings: on a free
- * port, with the embedded database in a fresh directory, or, when DATABASE_URL is set, on a
- * scratch PostgreSQL database of that server (so `DATABASE_URL=... npm test` runs the same tests
- * there).
+ * port, with the embedded database in a fresh directory (a copy of the run's migrated one,
+ * global-setup.ts), or, when DATABASE_URL is set, on a scratch PostgreSQL database of that server
+ * (so `DATABASE_URL=... npm test` runs the same tests there).
  */
 export async function startControlPlane(options: TestControlPlaneOptions = {}): Promise<TestControlPlane> {
   const dataDir = await mkdtemp(join(tmpdir(), 'switchyard-client-'));
@@ -35,6 +36,8 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
   const scratch = process.env.DATABASE_URL
     ? await createScratchDatabase(process.env.DATABASE_URL, 'sy_client')
     : undefined;
+  if (!scratch)
+    await cp(inject('controlPlaneDataTemplate'), join(dataDir, 'control-plane'), { recursive: true });
   const env: NodeJS.ProcessEnv = {
     CONTROL_PLANE_HOST: '127.0.0.1',
     SWITCHYARD_DATA_DIR: dataDir,
