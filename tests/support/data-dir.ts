@@ -1,6 +1,4 @@
-import { existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyMigratedDataDir } from '@switchyard/shared/db';
 import { inject } from 'vitest';
 
 /** An app that keeps an embedded database under SWITCHYARD_DATA_DIR, in a directory of its name. */
@@ -18,8 +16,5 @@ const TEMPLATES = {
  * of CPU; tests of what a first start does leave the directory empty.
  */
 export async function seedDataDir(dir: string, apps: AppWithData[]): Promise<void> {
-  for (const app of apps) {
-    const target = join(dir, app);
-    if (!existsSync(target)) await cp(TEMPLATES[app](), target, { recursive: true });
-  }
+  for (const app of apps) await copyMigratedDataDir(TEMPLATES[app](), dir, app);
 }

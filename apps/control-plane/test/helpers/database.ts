@@ -1,7 +1,4 @@
-import { existsSync } from 'node:fs';
-import { cp } from 'node:fs/promises';
-import { join } from 'node:path';
-import { openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
+import { copyMigratedDataDir, openTestDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { inject } from 'vitest';
 
 /**
@@ -20,6 +17,5 @@ export function openMigratedTestDatabase(): Promise<TestDatabase> {
  */
 export async function seedDataDir(dataDir: string): Promise<void> {
   const template = inject('controlPlaneDataTemplate');
-  const target = join(dataDir, 'control-plane');
-  if (template && !existsSync(target)) await cp(template, target, { recursive: true });
+  if (template) await copyMigratedDataDir(template, dataDir, 'control-plane');
 }

@@ -1,8 +1,8 @@
-import { cp, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type RunningServer, startServer } from '@switchyard/control-plane/server';
-import { createScratchDatabase } from '@switchyard/shared/db';
+import { copyMigratedDataDir, createScratchDatabase } from '@switchyard/shared/db';
 import { inject } from 'vitest';
 
 /** A real control plane (startServer: config, migrations, loops, listening) on 127.0.0.1. */
@@ -36,8 +36,7 @@ export async function startControlPlane(options: TestControlPlaneOptions = {}): 
   const scratch = process.env.DATABASE_URL
     ? await createScratchDatabase(process.env.DATABASE_URL, 'sy_client')
     : undefined;
-  if (!scratch)
-    await cp(inject('controlPlaneDataTemplate'), join(dataDir, 'control-plane'), { recursive: true });
+  if (!scratch) await copyMigratedDataDir(inject('controlPlaneDataTemplate'), dataDir, 'control-plane');
   const env: NodeJS.ProcessEnv = {
     CONTROL_PLANE_HOST: '127.0.0.1',
     SWITCHYARD_DATA_DIR: dataDir,

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
@@ -133,6 +134,16 @@ export async function createMigratedDataDir(
     await db.destroy();
   }
   return { dataDir, dispose: () => rm(parent, { recursive: true, force: true }) };
+}
+
+/**
+ * Copies a {@link createMigratedDataDir} directory to where a server started with
+ * SWITCHYARD_DATA_DIR=`dataDir` opens `app`'s embedded database (`<dataDir>/<app>`), unless a
+ * database is there already.
+ */
+export async function copyMigratedDataDir(template: string, dataDir: string, app: string): Promise<void> {
+  const target = path.join(dataDir, app);
+  if (!existsSync(target)) await cp(template, target, { recursive: true });
 }
 
 /**
