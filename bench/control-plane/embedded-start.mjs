@@ -14,12 +14,12 @@
 //           on (the queries the optimizing compiler is for).
 // The reference side passes V8's default `--wasm-tiering-budget` to node, which the code leaves as
 // given; the other side runs as users run it.
-import { execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, migratedDataDir, startBuiltServer, stopProcess } from './start-kit.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SERVER = fileURLToPath(new URL('../../apps/control-plane/dist/server.js', import.meta.url));
@@ -39,14 +39,71 @@ if (!v8Default) {
 }
 const SIDES = { 'V8 default': [`--wasm-tiering-budget=${v8Default}`], switchyard: [] };
 
+/** CPU ms (user + system) a live process has used so far, from Linux /proc (ticks of 1/100 s). */
+function processCpuMs(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
 /** Starts the built server in `dir`; resolves with its process once it answers its health check. */
-const startServer = (flags, dir) => startBuiltServer(SERVER, { flags, dir });
+async function startServer(flags, dir) {
+  const port = await freePort();
+  const started = performance.now();
+  const child = spawn(process.execPath, [...flags, SERVER], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH,
+      CONTROL_PLANE_PORT: String(port),
+      CONTROL_PLANE_HOST: '127.0.0.1',
+      SWITCHYARD_DATA_DIR: dir,
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  let exit;
+  child.on('exit', (code, signal) => {
+    exit = signal ?? code;
+  });
+  for (;;) {
+    if (exit !== undefined) throw new Error(`the control plane exited (${exit}) before it was healthy`);
+    try {
+      const answer = await fetch(`http://127.0.0.1:${port}/api/v1/health`);
+      if (answer.status === 200) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return { child, ms: performance.now() - started, cpuMs: processCpuMs(child.pid) };
+}
+
+async function stop(child, signal) {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill(signal);
+  await exited;
+}
+
+/** A migrated data directory: the server started once on an empty one and stopped gracefully. */
+async function migratedDataDir(work) {
+  const dir = join(work, 'template');
+  mkdirSync(dir);
+  const { child } = await startServer([], dir);
+  await stop(child, 'SIGTERM');
+  return join(dir, 'control-plane');
+}
 
 async function measureStart(flags, template, work) {
   const dir = mkdtempSync(join(work, 'run-'));
   cpSync(template, join(dir, 'control-plane'), { recursive: true });
   const { child, ms, cpuMs } = await startServer(flags, dir);
-  await stopProcess(child, 'SIGKILL');
+  await stop(child, 'SIGKILL');
   rmSync(dir, { recursive: true, force: true });
   return { ms, cpuMs };
 }
@@ -59,9 +116,15 @@ function measureInChild(flags, mode) {
   return JSON.parse(output.trim().split('\n').at(-1));
 }
 
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
 const work = mkdtempSync(join(tmpdir(), 'switchyard-embedded-start-'));
 try {
-  const template = await migratedDataDir(SERVER, work);
+  const template = await migratedDataDir(work);
   const results = Object.fromEntries(Object.keys(SIDES).map((side) => [side, []]));
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? Object.keys(SIDES).reverse() : Object.keys(SIDES);
