@@ -11,8 +11,8 @@ export default defineConfig({
     maxWorkers: 2,
     // Each worker loads the helpers' modules (Playwright, the docs server, the shared packages) once
     // rather than once per file: the files are black-box and keep their state in their own
-    // variables. A whole PGlite run took 0.90x the CPU and the wall time of isolated files, its
-    // imports 22 s against 102 s (CONTRIBUTING, "How long the tests take").
+    // variables. A whole PGlite run took 0.90x the CPU and 0.91x the wall time of isolated files,
+    // its imports 22 s against 102 s (CONTRIBUTING, "How long the tests take").
     isolate: false,
     // Migrates one embedded control-plane database per run; server processes start on copies of it.
     globalSetup: ['global-setup.ts'],
