@@ -64,7 +64,7 @@ function deafBus(): EventBus {
   return { publish: async () => {}, subscribe: () => () => {}, close: async () => {} };
 }
 
-/** Counts the tail and catch-up reads (the statements that read entries) the database runs. */
+/** Counts the tail's reads (the statements that read entries as they commit) the database runs. */
 function countReads() {
   let reads = 0;
   const listener = (query: { sql: string }) => {
@@ -454,6 +454,43 @@ describe('event log ordering with a late-committing older transaction', () => {
     await older.commit();
     await got.until(1);
     expect(got.names()).toEqual(['waiting']);
+  });
+});
+
+describe('event log: from now on, beside an older transaction', () => {
+  it('starts a follower without a cursor after every entry committed before it, also one an older transaction holds back', async (ctx) => {
+    if (databaseKind(handle.db) !== 'postgres') ctx.skip();
+    const log = open();
+    const other = open();
+    const stream = uniqueStream();
+    const early = receiver();
+    await log.follow(stream, undefined, early.onEntry);
+    const older = await handle.db.transaction();
+    const late = receiver();
+    const alone = receiver();
+    try {
+      await older.raw('select pg_current_xact_id()');
+      await appendEvent(handle.db, stream, 'committed before', {});
+      log.announce(stream);
+      // One follower joins the tail that is already reading, one opens a tail of its own.
+      await log.follow(stream, undefined, late.onEntry);
+      await other.follow(stream, undefined, alone.onEntry);
+      await appendEvent(older, stream, 'older, committed after', {});
+      await older.commit();
+    } finally {
+      if (!older.isCompleted()) await older.rollback();
+    }
+    await appendEvent(handle.db, stream, 'after', {});
+    log.announce(stream);
+    other.announce(stream);
+    await Promise.all([early.until(3), late.until(2), alone.until(2)]);
+    // (tx, id) order: the older transaction's entry comes first, whenever it committed.
+    expect(early.names()).toEqual(['older, committed after', 'committed before', 'after']);
+    expect(late.names()).toEqual(['older, committed after', 'after']);
+    expect(alone.names()).toEqual(['older, committed after', 'after']);
+    expect(late.entries.map((entry) => entry.id)).toEqual(
+      early.entries.filter((entry) => entry.event !== 'committed before').map((entry) => entry.id),
+    );
   });
 });
 

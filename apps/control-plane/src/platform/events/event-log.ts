@@ -179,8 +179,12 @@ interface Row {
  * xmin (the only case where the two differ in effect), the bound is instead the oldest transaction
  * of the snapshot's in-progress list that is not running in another database: its owner's database
  * is read from pg_locks (which backend holds the transaction's id) and pg_stat_activity (that
- * backend's database), both readable without privileges. A transaction that ended after the
- * snapshot was taken no longer shows there and so still counts: the rule errs only towards waiting.
+ * backend's database), both readable without privileges. pg_locks is read after the snapshot was
+ * taken, so another database's transaction that ended in between no longer shows there and is
+ * counted as if it were this database's: the bound can come out lower than an earlier read's, never
+ * higher than it should be. So no reader may assume the bound only grows: the tail only waits
+ * longer, catch-up reads up to a cursor the tail already passed use no bound at all (readRange),
+ * and "from now on" (readHead) also names the committed entries above the bound.
  * Takes one binding: the stream.
  */
 const SNAPSHOT_BOUND = `c as materialized (select pg_current_snapshot() as snap),
@@ -205,12 +209,12 @@ const SNAPSHOT_BOUND = `c as materialized (select pg_current_snapshot() as snap)
  * the size of the payloads ahead of a row, so the first row always passes. `found` (rows before the
  * cut) tells a reader whether more may follow. `where` holds the read's conditions on `e`.
  */
-function boundedRead(where: string): string {
+function boundedRead(where: string, from = 'event_log e, s'): string {
   return `select c.id, c.tx, c.event, c.payload, c.found from (
        select b.*, count(*) over () as found from (
          select e.id::text as id, e.tx::text as tx, e.event, e.payload,
                 sum(octet_length(e.payload::text)) over w - octet_length(e.payload::text) as before
-         from event_log e, s
+         from ${from}
          where ${where}
          window w as (order by e.tx, e.id)
          order by e.tx, e.id
@@ -227,18 +231,16 @@ function readWasFull(rows: Array<Pick<Row, 'id' | 'found'>>, limit: number): boo
 }
 
 /**
- * One statement, so one snapshot: the entries after `after` (and up to `until`) whose transaction
- * ended before every transaction that could still append (`tx < bound`, see SNAPSHOT_BOUND), in (tx, id) order, plus whether a
- * committed entry of the stream is held back behind a still-running older transaction. Only
- * `tx < bound` is safe to pass: an entry of an older transaction may still commit below anything
- * newer, and a cursor already past it would skip it. The LEFT JOIN keeps the held_back row when
- * there are no entries.
+ * One statement, so one snapshot: the entries after `after` whose transaction ended before every
+ * transaction that could still append (`tx < bound`, see SNAPSHOT_BOUND), in (tx, id) order, plus
+ * whether a committed entry of the stream is held back behind a still-running older transaction.
+ * Only `tx < bound` is safe to pass: an entry of an older transaction may still commit below
+ * anything newer, and a cursor already past it would skip it. The LEFT JOIN keeps the held_back
+ * row when there are no entries.
  */
-async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor | undefined): Promise<Row[]> {
-  const bounds = until ? 'and (e.tx, e.id) <= (?::text::xid8, ?::bigint)' : '';
+async function readAfter(db: Knex, stream: string, after: Cursor): Promise<Row[]> {
   // Cursor parts travel as text: bigints are beyond what the drivers bind as numbers.
-  const untilBindings = until ? [String(until.tx), String(until.id)] : [];
-  const bindings = [stream, stream, stream, String(after.tx), String(after.id), ...untilBindings, BATCH];
+  const bindings = [stream, stream, stream, String(after.tx), String(after.id), BATCH];
   const result = await db.raw(
     `with ${SNAPSHOT_BOUND},
      held as (
@@ -246,7 +248,7 @@ async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor 
      )
      select r.id, r.tx, r.event, r.payload, r.found, held.held_back
      from held left join lateral (
-       ${boundedRead(`e.stream = ? and e.tx < s.bound and (e.tx, e.id) > (?::text::xid8, ?::bigint) ${bounds}`)}
+       ${boundedRead(`e.stream = ? and e.tx < s.bound and (e.tx, e.id) > (?::text::xid8, ?::bigint)`)}
      ) r on true
      order by r.tx::xid8, r.id::bigint`,
     bindings,
@@ -254,17 +256,76 @@ async function readAfter(db: Knex, stream: string, after: Cursor, until: Cursor 
   return result.rows as Row[];
 }
 
-/** The last entry of a stream every reader can already see: where "from now on" starts. */
-async function readHead(db: Knex, stream: string): Promise<Cursor> {
+/**
+ * The entries after `after` up to `until`, a cursor the tail has already passed, in (tx, id) order.
+ * The tail passed `until` when every transaction with an id up to its tx had ended, so every entry
+ * in the range is final: no bound is needed (and none is applied, see SNAPSHOT_BOUND).
+ */
+async function readRange(
+  db: Knex,
+  stream: string,
+  after: Cursor,
+  until: Cursor,
+): Promise<Array<Omit<Row, 'held_back'>>> {
   const result = await db.raw(
-    `with ${SNAPSHOT_BOUND}
-     select e.id::text as id, e.tx::text as tx from event_log e, s
-     where e.stream = ? and e.tx < s.bound
-     order by e.tx desc, e.id desc limit 1`,
-    [stream, stream],
+    `select r.* from (
+       ${boundedRead(
+         `e.stream = ? and (e.tx, e.id) > (?::text::xid8, ?::bigint)
+          and (e.tx, e.id) <= (?::text::xid8, ?::bigint)`,
+         'event_log e',
+       )}
+     ) r
+     order by r.tx::xid8, r.id::bigint`,
+    [stream, String(after.tx), String(after.id), String(until.tx), String(until.id), BATCH],
   );
-  const row = result.rows[0] as { id: string; tx: string } | undefined;
-  return row ? { tx: BigInt(row.tx), id: BigInt(row.id) } : ZERO_CURSOR;
+  return result.rows as Array<Omit<Row, 'held_back'>>;
+}
+
+/**
+ * Most committed entries above the bound that "from now on" names one by one; past this many (a
+ * transaction of this database kept open for long while others wrote), a follower without a
+ * cursor may also receive the oldest of them, entries that committed before it followed.
+ */
+const HEAD_SEEN_LIMIT = 10_000;
+
+/** Where "from now on" starts: see {@link readHead}. */
+interface Head {
+  /** The last entry below the bound: a follower starts after it. */
+  cursor: Cursor;
+  /** Entries above it that had committed already: a follower starting at `cursor` skips them. */
+  seen: Set<string>;
+}
+
+/**
+ * What every reader can see of a stream now, in one snapshot: the last entry below the bound, and
+ * the committed entries above it, held back behind an older transaction still running (or behind
+ * one counted as running, see SNAPSHOT_BOUND). Every entry committing later sorts after `cursor`
+ * and is not in `seen`, so a follower that starts there and skips `seen` receives exactly them.
+ */
+async function readHead(db: Knex, stream: string): Promise<Head> {
+  const result = await db.raw(
+    `with ${SNAPSHOT_BOUND},
+     head as (
+       select e.id, e.tx from event_log e, s where e.stream = ? and e.tx < s.bound
+       order by e.tx desc, e.id desc limit 1
+     ),
+     seen as (
+       select e.id, e.tx from event_log e, s where e.stream = ? and e.tx >= s.bound
+       order by e.tx, e.id limit ?
+     )
+     select true as head, id::text as id, tx::text as tx from head
+     union all
+     select false, id::text, tx::text from seen`,
+    [stream, stream, stream, HEAD_SEEN_LIMIT],
+  );
+  const rows = result.rows as Array<{ head: boolean; id: string; tx: string }>;
+  const head = rows.find((row) => row.head);
+  return {
+    cursor: head ? { tx: BigInt(head.tx), id: BigInt(head.id) } : ZERO_CURSOR,
+    seen: new Set(
+      rows.filter((row) => !row.head).map((row) => formatCursor({ tx: BigInt(row.tx), id: BigInt(row.id) })),
+    ),
+  };
 }
 
 function entriesOf(rows: Array<Omit<Row, 'held_back'>>): Array<EventLogEntry & { cursor: Cursor }> {
@@ -331,13 +392,16 @@ function badCursor(text: string, field: string): ProblemError {
 interface Follower {
   /** The last entry this follower received (or skipped as already seen). */
   cursor: Cursor;
+  /** Entries after `cursor` it skips: those that had committed when it followed without a cursor. */
+  seen?: Set<string>;
   onEntry: (entry: EventLogEntry) => void;
   closed: boolean;
 }
 
 interface Tail {
   stream: string;
-  ready: Promise<void>;
+  /** Resolves with the head the tail started from, once its reads have started. */
+  ready: Promise<Head>;
   /** The last entry the tail has read and fanned out. */
   head: Cursor;
   /** Live followers: those the tail fans out to. */
@@ -377,6 +441,10 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   function deliverTo(follower: Follower, entry: EventLogEntry & { cursor: Cursor }): void {
     if (follower.closed || compareCursors(entry.cursor, follower.cursor) <= 0) return;
     follower.cursor = entry.cursor;
+    if (follower.seen?.delete(entry.id)) {
+      if (follower.seen.size === 0) follower.seen = undefined;
+      return;
+    }
     try {
       follower.onEntry({ id: entry.id, event: entry.event, payload: entry.payload });
     } catch (error) {
@@ -394,7 +462,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     tail.heldBack = false;
     let full: boolean;
     do {
-      const rows = await readAfter(db, tail.stream, tail.head, undefined);
+      const rows = await readAfter(db, tail.stream, tail.head);
       if (tail.stopped) return;
       tail.heldBack = rows[0]?.held_back ?? false;
       const entries = entriesOf(rows);
@@ -443,13 +511,14 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       heldBack: false,
       heldBackDelay: HELD_BACK_FIRST_MS,
       stopped: false,
-      ready: Promise.resolve(),
+      ready: Promise.resolve({ cursor: ZERO_CURSOR, seen: new Set() }),
     };
     unsubscribe ??= events.subscribe(EVENT_LOG_TOPIC, onHint);
     // Reads start from the head: the first one at once (it finds what was announced meanwhile).
     tail.ready = readHead(db, stream).then((head) => {
-      tail.head = head;
+      tail.head = head.cursor;
       loop.start();
+      return head;
     });
     tails.set(stream, tail);
     tail.ready.catch(() => closeTail(tail));
@@ -487,7 +556,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       let entries: Array<EventLogEntry & { cursor: Cursor }>;
       let full: boolean;
       try {
-        const rows = await readAfter(db, tail.stream, follower.cursor, target);
+        const rows = await readRange(db, tail.stream, follower.cursor, target);
         entries = entriesOf(rows);
         full = readWasFull(rows, BATCH);
       } catch (error) {
@@ -509,10 +578,10 @@ export function createEventLog(deps: EventLogDeps): EventLog {
    * can have been missed after it, so it starts with the next entry, like a follower without one.
    * Only a cursor ahead of the tail is looked up: a tail may lag behind an id another replica sent.
    */
-  async function resumable(tail: Tail, cursor: Cursor): Promise<Cursor> {
-    if (compareCursors(cursor, tail.head) <= 0) return cursor;
+  async function resumable(tail: Tail, cursor: Cursor): Promise<Head> {
+    if (compareCursors(cursor, tail.head) <= 0) return { cursor, seen: new Set() };
     const head = await readHead(db, tail.stream);
-    return compareCursors(cursor, head) > 0 ? head : cursor;
+    return compareCursors(cursor, head.cursor) > 0 ? head : { cursor, seen: new Set() };
   }
 
   function announceNow(stream: string): void {
@@ -562,20 +631,31 @@ export function createEventLog(deps: EventLogDeps): EventLog {
         if (!cursor) throw badCursor(after, 'Last-Event-ID');
       }
       if (stopped) throw new Error('event log is stopped');
-      const tail = tails.get(stream) ?? openTail(stream);
+      const opened = tails.get(stream);
+      const tail = opened ?? openTail(stream);
       tail.members += 1;
       const leave = () => {
         tail.members -= 1;
         if (tail.members === 0 && !tail.stopped) closeTail(tail);
       };
+      let start: Head;
       try {
-        await tail.ready;
-        if (cursor) cursor = await resumable(tail, cursor);
+        const head = await tail.ready;
+        // Without a cursor: after everything committed by now, read in one snapshot (the tail's
+        // own head when this follower opened it). The tail's progress would not do: it may not
+        // have read yet an entry that committed before this call, nor ever an entry held back.
+        if (cursor) start = await resumable(tail, cursor);
+        else start = opened ? await readHead(db, stream) : head;
       } catch (error) {
         leave();
         throw error;
       }
-      const follower: Follower = { cursor: cursor ?? tail.head, onEntry, closed: false };
+      const follower: Follower = {
+        cursor: start.cursor,
+        seen: start.seen.size > 0 ? start.seen : undefined,
+        onEntry,
+        closed: false,
+      };
       void catchUp(tail, follower, options);
       return () => {
         if (follower.closed) return;
