@@ -143,20 +143,31 @@ describe('documentation site in Chromium', () => {
     await box.click();
     await box.pressSequentially('why does my agent show offline', { delay: 10 });
     const status = page.locator('.search-status');
+    const links = () =>
+      page
+        .locator('.search-result.page a')
+        .evaluateAll((all) => all.map((link) => link.getAttribute('href')));
     await expect.poll(() => status.textContent(), { timeout: 15_000 }).toMatch(/^\d+ pages? found$/);
-    const found = await page
-      .locator('.search-result.page a')
-      .evaluateAll((links) => links.map((link) => link.getAttribute('href')));
+    const found = await links();
     expect(found.some((href) => /node-lifecycle|troubleshooting/.test(href ?? ''))).toBe(true);
     await page.screenshot({ path: path.join(screenshots, 'search-pagefind-phone.png') });
+    // Once, or more when typing paused past the debounce on a busy machine and the box asked for
+    // the words so far before the first answer came back.
+    const askedWhileTyping = asked;
+    expect(askedWhileTyping).toBeGreaterThanOrEqual(1);
 
     // The site has no API: the next search goes to Pagefind without asking it again.
     await box.fill('');
     await box.pressSequentially('human in the loop', { delay: 10 });
-    await expect.poll(() => status.textContent(), { timeout: 15_000 }).toMatch(/^\d+ pages? found$/);
-    expect(asked).toBe(1);
+    // Its own answer, not the first search's status still showing.
+    await expect
+      .poll(async () => (await links()).some((href) => /approvals/.test(href ?? '')), { timeout: 15_000 })
+      .toBe(true);
+    expect(asked).toBe(askedWhileTyping);
+    // Each answer that arrived is logged (an ask cancelled by the next keystroke may not be).
     const refused = pageProblems.get(page)!.filter((line) => line.includes('status of 503'));
-    expect(refused).toHaveLength(1);
+    expect(refused.length).toBeGreaterThanOrEqual(1);
+    expect(refused.length).toBeLessThanOrEqual(askedWhileTyping);
     await closePage(page, refused);
   });
 
