@@ -642,8 +642,9 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       try {
         const head = await tail.ready;
         // Without a cursor: after everything committed by now, read in one snapshot (the tail's
-        // own head when this follower opened it). The tail's progress would not do: it may not
-        // have read yet an entry that committed before this call, nor ever an entry held back.
+        // own head when this follower opened it). The tail's position would not do: an entry that
+        // committed before this call may lie beyond it (not announced yet, or held back behind an
+        // older transaction), and the follower would receive it.
         if (cursor) start = await resumable(tail, cursor);
         else start = opened ? await readHead(db, stream) : head;
       } catch (error) {
