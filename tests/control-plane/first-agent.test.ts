@@ -257,12 +257,20 @@ describe('the first agent from the docs', () => {
     );
     const { body } = await getJson(`/api/v1/nodes/${AGENT_ID}`);
     expect(body.status_reason).toBe('heartbeat_expired');
-    expect(
-      events.some(
-        (e) =>
-          e.event === 'node.status_changed' && e.data.node_id === AGENT_ID && e.data.new_status === 'offline',
-      ),
-    ).toBe(true);
+    // The change reaches the node stream after it is stored: on PostgreSQL through a NOTIFY, which
+    // can arrive a moment after the status above was read.
+    await eventually(
+      'node.status_changed to offline on the node stream',
+      async () =>
+        events.some(
+          (e) =>
+            e.event === 'node.status_changed' &&
+            e.data.node_id === AGENT_ID &&
+            e.data.new_status === 'offline',
+        ) || undefined,
+      () => JSON.stringify(events.filter((e) => e.data.node_id === AGENT_ID)),
+      15_000,
+    );
   });
 
   // Regression: a checkout under a path with a space (a main-module check comparing
