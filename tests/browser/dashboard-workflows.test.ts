@@ -395,10 +395,28 @@ describe('a workflow of 500 executions', () => {
     );
     expect(total_nodes).toBe(500);
 
-    // Opened directly: the page starts the layout worker while it fetches the DAG.
+    // Opened directly: the page starts the layout worker while it fetches the DAG. Waits of their
+    // own length: a CI run once saw no summary within the default 30 s on PostgreSQL, and a
+    // failure here says what the page showed instead.
     const page = await open(ui(`workflows/${run.workflowId}`));
-    await page.getByTestId('workflow-summary').getByText('500 executions, 7 levels deep').waitFor();
-    await page.locator('[data-testid="workflow-graph"][aria-busy="false"] .dag-node').first().waitFor();
+    const shown = async () =>
+      (
+        (await page
+          .locator('main')
+          .textContent({ timeout: 5_000 })
+          .catch(() => '')) ?? ''
+      ).slice(0, 500);
+    await page
+      .getByTestId('workflow-summary')
+      .getByText('500 executions, 7 levels deep')
+      .waitFor({ timeout: 90_000 })
+      .catch(async (error) => {
+        throw new Error(`${error}\nthe page showed: ${await shown()}`);
+      });
+    await page
+      .locator('[data-testid="workflow-graph"][aria-busy="false"] .dag-node')
+      .first()
+      .waitFor({ timeout: 90_000 });
     const layouts = await page.evaluate(() =>
       performance.getEntriesByName('switchyard:workflow-layout').map((entry) => ({
         ms: entry.duration,
@@ -420,7 +438,7 @@ describe('a workflow of 500 executions', () => {
     expect(await page.locator('.gantt-row').count()).toBeLessThan(60);
     planner.release();
     await close(page);
-  });
+  }, 240_000);
 });
 
 describe('at 1280 and 390 px, light and dark', () => {
