@@ -431,9 +431,8 @@ describe('a workflow of 500 executions', () => {
     // How long it took is printed above, for bench/dashboard/dag-layout.mjs to judge: it holds the
     // one-second budget over three shapes and compares with a small layout timed in the same run.
     // A bound here measured the machine: in CI this layout took from 1.9 to 7.4 s while other
-    // suites ran beside it, against 0.9 s on a quiet one.
-
-    // Only the boxes in view are in the page; the timeline renders only the rows in view.
+    // suites ran beside it, against 0.9 s on a quiet one. What is checked here: only the boxes in
+    // view are in the page; the timeline renders only the rows in view.
     expect(await page.locator('.dag-node').count()).toBeLessThan(500);
     expect(await page.locator('.gantt-row').count()).toBeLessThan(60);
     planner.release();
