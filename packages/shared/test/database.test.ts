@@ -108,6 +108,21 @@ describe(`database layer on ${process.env.DATABASE_URL ? 'PostgreSQL' : 'PGlite'
     ).toBeGreaterThan(10);
   });
 
+  it.runIf(!process.env.DATABASE_URL)(
+    'runs the embedded database with a 16 MB page cache, whatever its data directory was made with',
+    async () => {
+      // PGlite's data directories are made with PostgreSQL's 128 MB, zeroed at every open; the
+      // settings openDatabase passes on PostgreSQL's command line take precedence over the file.
+      const shown = await db.raw(
+        `select name, setting, unit, source from pg_settings where name in ('shared_buffers', 'wal_buffers') order by name`,
+      );
+      expect(shown.rows).toEqual([
+        { name: 'shared_buffers', setting: String(16 * 128), unit: '8kB', source: 'command line' },
+        { name: 'wal_buffers', setting: String(4 * 128), unit: '8kB', source: 'command line' },
+      ]);
+    },
+  );
+
   it('reports pgvector truthfully and, where present, computes cosine distance', async () => {
     const available = await hasPgvector(db);
     const listed = await db.raw(`select 1 from pg_available_extensions where name = 'vector'`);
