@@ -25,6 +25,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forkBenchAgent, NODE_ID, postgresCpuMs, registerBenchAgent } from './lane-kit.mjs';
+import { median } from './stats.mjs';
 
 const INPUT = { text: 'hello' };
 
@@ -344,11 +345,6 @@ async function main() {
   }
 
   // ── The report ──
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = Math.floor(sorted.length / 2);
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   const r0 = (n) => String(Math.round(n));
   const lines = [
     `| side | ${Array.from({ length: ROUNDS }, (_, i) => `round ${i + 1}`).join(' | ')} | median | CPU ms/exec: this process, PostgreSQL | event loop busy |`,

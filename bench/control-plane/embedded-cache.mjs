@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
 import { vector } from '@electric-sql/pglite/vector';
 import { EMBEDDED_SETTINGS } from '../../packages/shared/src/db/open-database.ts';
+import { median } from './stats.mjs';
 
 const SIDES = {
   'PostgreSQL default (128 MB)': ['-c', 'shared_buffers=128MB', '-c', 'wal_buffers=4MB'],
@@ -84,12 +85,6 @@ function measure(mode, side, dir) {
   });
   return JSON.parse(output.trim().split('\n').at(-1));
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 async function main() {
   const work = mkdtempSync(join(tmpdir(), 'switchyard-embedded-cache-'));

@@ -20,6 +20,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from './stats.mjs';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const SERVER = fileURLToPath(new URL('../../apps/control-plane/dist/server.js', import.meta.url));
@@ -115,12 +116,6 @@ function measureInChild(flags, mode) {
   });
   return JSON.parse(output.trim().split('\n').at(-1));
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 const work = mkdtempSync(join(tmpdir(), 'switchyard-embedded-start-'));
 try {

@@ -26,6 +26,7 @@ import { createServer } from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forkBenchAgent, NODE_ID, postgresCpuMs, registerBenchAgent } from './lane-kit.mjs';
+import { median } from './stats.mjs';
 
 const INPUT = { text: 'hello' };
 
@@ -283,11 +284,6 @@ async function main() {
 
   // ── The report ──────────────────────────────────────────────────────────────────────────────
   const f = (n, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
-  const median = (values) => {
-    const sorted = [...values].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-  };
   const lines = [
     `| round | reference req/s | sync req/s | ratio | reference mean ms (1 conn) | sync mean ms (1 conn) | difference ms |`,
     '|---|---|---|---|---|---|---|',
