@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { createGroupCommit } from '../../platform/group-commit.ts';
 import type { ExecutionRow, ExecutionStatus, TerminalStatus, WaitingFor } from './records.ts';
 
 export type Executor = Knex | Knex.Transaction;
@@ -163,7 +164,6 @@ function withEventSql(returning: string): string {
      select * from inserted`;
 }
 const INSERT_WITH_EVENT_SQL = withEventSql(RETURNED_SQL);
-const RECORD_WITH_EVENT_SQL = withEventSql('execution_id');
 
 /**
  * A statement every execution runs (a sync call's two, an async submission's insert, the end of
@@ -211,8 +211,6 @@ async function runHot(db: Executor, statement: HotStatement, values: Knex.RawBin
   }
 }
 
-const RECORD_WITH_EVENT = hotStatement('record_execution', RECORD_WITH_EVENT_SQL);
-
 /**
  * Writes a new execution; with `event`, appends that event to the event log in the same
  * statement (one round trip instead of a four-statement transaction).
@@ -234,37 +232,99 @@ export async function insertExecution(
   return result.rows[0] as ExecutionRow;
 }
 
-const INSERT_QUEUED = hotStatement(
-  'insert_queued',
-  `insert into executions (${INSERT_COLUMNS.join(', ')})
-     values (${INSERT_COLUMNS.map(() => '?').join(', ')})`,
+/** How a batched insert reads each of INSERT_COLUMNS from its JSON record; any other column is text. */
+const INSERT_TYPES: Partial<Record<(typeof INSERT_COLUMNS)[number], string>> = {
+  webhook_registered: 'boolean',
+  depth: 'integer',
+  dispatch_count: 'integer',
+  available_at: 'timestamptz',
+  created_at: 'timestamptz',
+  started_at: 'timestamptz',
+  dispatched_at: 'timestamptz',
+  accepted_at: 'timestamptz',
+  updated_at: 'timestamptz',
+};
+/** Columns whose values come as JSON text (as insertValues gives them), cast when inserted. */
+const JSON_COLUMNS = new Set(['input', 'webhook']);
+
+/**
+ * New executions, each with its event when it has one, in one statement for a batch of them:
+ * each record holds INSERT_COLUMNS' values as insertValues gives them, and `event_stream`,
+ * `event_name` and `event_payload` (text), null when it has no event. An event is only written if
+ * its row was.
+ */
+const RECORD_EXECUTIONS = hotStatement(
+  'record_executions',
+  `with input as (
+       select * from jsonb_to_recordset(?::jsonb)
+         as r(${INSERT_COLUMNS.map((column) => `${column} ${INSERT_TYPES[column] ?? 'text'}`).join(', ')},
+              event_stream text, event_name text, event_payload text))
+     , inserted as (
+       insert into executions (${INSERT_COLUMNS.join(', ')})
+       select ${INSERT_COLUMNS.map((column) => (JSON_COLUMNS.has(column) ? `${column}::jsonb` : column)).join(', ')}
+         from input
+       returning execution_id)
+     , logged as (
+       insert into event_log (stream, event, payload)
+       select i.event_stream, i.event_name, i.event_payload::jsonb
+         from inserted join input i using (execution_id)
+        where i.event_name is not null)
+     select execution_id from inserted`,
 );
 
-/**
- * Writes a new queued execution (an async submission) and hands nothing back: the caller holds
- * every value it wrote, so reading the row back would only be parsed and thrown away. Every
- * submission runs it, so it is a hot statement: prepared once per connection.
- */
-export async function insertQueued(db: Executor, row: NewExecution & { status: 'queued' }): Promise<void> {
-  await runHot(db, INSERT_QUEUED, insertValues(row));
+type RecordItem = Record<string, unknown>;
+
+async function recordAll(db: Executor, items: readonly RecordItem[]): Promise<undefined[]> {
+  const { rows } = await runHot(db, RECORD_EXECUTIONS, [JSON.stringify(items)]);
+  if (rows.length !== items.length) throw new Error(`wrote ${rows.length} of ${items.length} executions`);
+  return items.map(() => undefined);
 }
 
+// One group commit per database handle (each test opens its own).
+const recorders = new WeakMap<Knex, (item: RecordItem) => Promise<void>>();
+
 /**
- * insertExecution with its event, for a caller that already holds everything the row would say
- * (the sync lane): nothing but the id comes back, and the statement is prepared once per
- * connection. Throws when the row could not be written.
+ * Writes a new execution, with its event when given, and hands nothing back: the caller holds
+ * every value it wrote. Every submission and every sync call runs it, so it is prepared once per
+ * connection, and writes that come while earlier ones are on their way go together (group
+ * commit, see platform/group-commit.ts); it resolves once its row is committed. Throws when the
+ * row could not be written.
  */
+async function writeExecution(
+  db: Executor,
+  row: NewExecution,
+  event?: { stream: string; name: string; payload: object },
+): Promise<void> {
+  const values = insertValues(row);
+  const item: RecordItem = Object.fromEntries(INSERT_COLUMNS.map((column, i) => [column, values[i]]));
+  item.event_stream = event?.stream ?? null;
+  item.event_name = event?.name ?? null;
+  item.event_payload = event ? JSON.stringify(event.payload) : null;
+  if ((db as Knex.Transaction).isTransaction) {
+    await recordAll(db, [item]);
+    return;
+  }
+  const knex = db as Knex;
+  let record = recorders.get(knex);
+  if (!record) {
+    record = createGroupCommit((items: readonly RecordItem[]) => recordAll(knex, items));
+    recorders.set(knex, record);
+  }
+  await record(item);
+}
+
+/** Writes a new queued execution (an async submission); see writeExecution. */
+export async function insertQueued(db: Executor, row: NewExecution & { status: 'queued' }): Promise<void> {
+  await writeExecution(db, row);
+}
+
+/** Writes a new execution and its event in one statement (the sync lane); see writeExecution. */
 export async function recordExecution(
   db: Executor,
   row: NewExecution,
   event: { stream: string; name: string; payload: object },
 ): Promise<void> {
-  await runHot(db, RECORD_WITH_EVENT, [
-    ...insertValues(row),
-    event.stream,
-    event.name,
-    JSON.stringify(event.payload),
-  ]);
+  await writeExecution(db, row, event);
 }
 
 export async function findExecution(db: Executor, id: string): Promise<ExecutionRow | undefined> {
@@ -637,7 +697,7 @@ export const FINISHED_COLUMNS = [
 export type FinishedRow = Pick<ExecutionRow, (typeof FINISHED_COLUMNS)[number]>;
 
 /** The end of an execution without a webhook and its event, handing back `columns` of the row. */
-const finishWithoutWebhookSql = (columns: string) =>
+const finishOneSql = (columns: string) =>
   `with done as (
        update executions ${FINISH_SET}
         where execution_id = ? and status in ('queued', 'running', 'waiting') and webhook is null
@@ -645,35 +705,106 @@ const finishWithoutWebhookSql = (columns: string) =>
         returning ${RETURNED_SQL})
      , logged as (
        insert into event_log (stream, event, payload)
-       select ?, 'execution.completed',
-              jsonb_build_object('execution_id', execution_id, 'target', target, 'workflow_id', workflow_id,
-                                 'run_id', run_id, 'timestamp', ?::text, 'status', status,
-                                 'duration_ms', round(duration_ms)::bigint)
-              || case when status <> 'succeeded' and nullif(error, '') is not null
-                      then jsonb_build_object('error_message', error) else '{}'::jsonb end
+       select ?, 'execution.completed', ${COMPLETED_PAYLOAD('', '?::text')}
          from done)
      select ${columns} from done`;
-const FINISH_WITHOUT_WEBHOOK = hotStatement('finish_without_webhook', finishWithoutWebhookSql('*'));
-const FINISH_WITHOUT_WEBHOOK_LEAN = hotStatement(
-  'finish_without_webhook_lean',
-  finishWithoutWebhookSql(FINISHED_COLUMNS.join(', ')),
-);
+
+/**
+ * The same for several executions, from one array parameter per END_FIELDS field (JSON values as
+ * text, so that they are stored exactly as finishExecution stores them). Not prepared: a plan made
+ * once keeps the join the table's size called for when it was made (a hash over all of it, on a
+ * table that has grown since); planned each time, it looks each execution up by its key. The
+ * status test is kept out of the status index's reach (`is true`), which the planner otherwise
+ * takes whenever its statistics lag a burst of new executions, reading every active one.
+ */
+const END_FIELDS = ['execution_id', 'status', 'result', 'error', 'error_details', 'at', 'stream'] as const;
+type EndItem = Record<(typeof END_FIELDS)[number], string | null> & { execution_id: string };
+
+const finishManySql = (columns: string) =>
+  `with input as (
+       select * from unnest(${END_FIELDS.map(() => '?::text[]').join(', ')}) as r(${END_FIELDS.join(', ')}))
+     , done as (
+       update executions e
+          set status = i.status, result = i.result::jsonb, error = i.error, error_details = i.error_details::jsonb,
+              completed_at = i.at::timestamptz, updated_at = i.at::timestamptz,
+              duration_ms = greatest(0, extract(epoch from (i.at::timestamptz - coalesce(e.started_at, e.created_at))) * 1000),
+              progress = case when i.status = 'succeeded' then 100 else e.progress end
+         from input i
+        where e.execution_id = i.execution_id and (e.status in ('queued', 'running', 'waiting')) is true
+          and e.webhook is null and e.waiting_for is null
+        returning ${RETURNED.map((column) => `e.${column}`).join(', ')})
+     , logged as (
+       insert into event_log (stream, event, payload)
+       select i.stream, 'execution.completed', ${COMPLETED_PAYLOAD('d.', 'i.at')}
+         from done d join input i using (execution_id))
+     select ${columns} from done`;
+
+/** The `execution.completed` payload of a row of `done` (columns prefixed `row`), ended at `at`. */
+function COMPLETED_PAYLOAD(row: string, at: string): string {
+  return `jsonb_build_object('execution_id', ${row}execution_id, 'target', ${row}target, 'workflow_id', ${row}workflow_id,
+                                 'run_id', ${row}run_id, 'timestamp', ${at}, 'status', ${row}status,
+                                 'duration_ms', round(${row}duration_ms)::bigint)
+              || case when ${row}status <> 'succeeded' and nullif(${row}error, '') is not null
+                      then jsonb_build_object('error_message', ${row}error) else '{}'::jsonb end`;
+}
+
+interface EndStatements {
+  one: HotStatement;
+  many: string;
+}
+const FINISH_WITHOUT_WEBHOOK: EndStatements = {
+  one: hotStatement('finish_without_webhook', finishOneSql('*')),
+  many: finishManySql('*'),
+};
+const FINISH_WITHOUT_WEBHOOK_LEAN: EndStatements = {
+  one: hotStatement('finish_without_webhook_lean', finishOneSql(FINISHED_COLUMNS.join(', '))),
+  many: finishManySql(FINISHED_COLUMNS.join(', ')),
+};
 
 /**
  * finishExecution and its `execution.completed` event in one statement, for executions without
  * a webhook (the common case, on the hot path of every result): one round trip instead of a
- * four-statement transaction. The payload is the one events.ts `completedPayload` builds, built
- * here in SQL because it needs the duration the update computes; test/execution-events.test.ts
- * holds the two to the same shape. Undefined when the execution had ended, does not exist, has
- * a webhook, or ends while waiting for an approval (the caller then finishes it in a transaction
- * with the webhook delivery and the approval request's end).
+ * four-statement transaction, and under load one for many executions (group commit: ends that
+ * come while earlier ones are being written go together). The payload is the one events.ts
+ * `completedPayload` builds, built here in SQL because it needs the duration the update
+ * computes; test/execution-events.test.ts holds the two to the same shape. Undefined when the
+ * execution had ended, does not exist, has a webhook, or ends while waiting for an approval (the
+ * caller then finishes it in a transaction with the webhook delivery and the approval request's
+ * end). Inside a transaction it is a statement of that transaction, alone.
  */
 export const finishWithoutWebhook = endWithoutWebhook<ExecutionRow>(FINISH_WITHOUT_WEBHOOK);
 
 /** finishWithoutWebhook handing back only FINISHED_COLUMNS. */
 export const finishWithoutWebhookLean = endWithoutWebhook<FinishedRow>(FINISH_WITHOUT_WEBHOOK_LEAN);
 
-function endWithoutWebhook<Row>(statement: HotStatement) {
+function endWithoutWebhook<Row extends { execution_id: string }>(statements: EndStatements) {
+  async function end(db: Executor, items: readonly EndItem[]): Promise<Array<Row | undefined>> {
+    const { rows } =
+      items.length === 1
+        ? await runHot(db, statements.one, oneBindings(items[0] as EndItem))
+        : await db.raw(
+            statements.many,
+            END_FIELDS.map((field) => items.map((item) => item[field])) as Knex.RawBinding[],
+          );
+    const ended = new Map((rows as Row[]).map((row) => [row.execution_id, row]));
+    return items.map((item) => ended.get(item.execution_id));
+  }
+  // One group commit per database handle (each test opens its own).
+  const grouped = new WeakMap<Knex, (item: EndItem) => Promise<Row | undefined>>();
+  // finishOneSql's parameters: FINISH_SET's (as finishBindings gives them), the key, the event's.
+  const oneBindings = (item: EndItem) => [
+    item.status,
+    item.result,
+    item.error,
+    item.error_details,
+    item.at,
+    item.at,
+    item.at,
+    item.status,
+    item.execution_id,
+    item.stream,
+    item.at,
+  ];
   return async (
     db: Executor,
     id: string,
@@ -681,13 +812,26 @@ function endWithoutWebhook<Row>(statement: HotStatement) {
     stream: string,
     now: Date,
   ): Promise<Row | undefined> => {
-    const result = await runHot(db, statement, [
-      ...finishBindings(outcome, now),
-      id,
+    const [status, result, error, errorDetails] = finishBindings(outcome, now);
+    const item: EndItem = {
+      execution_id: id,
+      status: status as string,
+      result: result as string | null,
+      error: error as string | null,
+      error_details: errorDetails as string | null,
+      at: now.toISOString(),
       stream,
-      now.toISOString(),
-    ]);
-    return result.rows[0] as Row | undefined;
+    };
+    if ((db as Knex.Transaction).isTransaction) return (await end(db, [item]))[0];
+    const knex = db as Knex;
+    let write = grouped.get(knex);
+    if (!write) {
+      write = createGroupCommit((items: readonly EndItem[]) => end(knex, items), {
+        keyOf: (each) => each.execution_id,
+      });
+      grouped.set(knex, write);
+    }
+    return write(item);
   };
 }
 
