@@ -674,6 +674,54 @@ describe('events', () => {
   });
 });
 
+describe('many at once', () => {
+  it('writes a burst of submissions and results together, each as it would be alone; a result that cannot be stored fails only its own', async () => {
+    const agent = await agentWith({
+      echo: { kind: 'answer', result: (input) => ({ echoed: input.n }) },
+      nul: { kind: 'answer', result: () => ({ text: 'a\u0000b' }) },
+    });
+    // Ends of several executions in one statement are the only statements reading arrays.
+    const batches: string[] = [];
+    const onQuery = (query: { sql: string }) => {
+      if (query.sql.includes('from unnest(')) batches.push(query.sql);
+    };
+    cp.handle.db.on('query', onQuery);
+    try {
+      const submitted = await Promise.all(
+        Array.from({ length: 40 }, (_, n) =>
+          call(cp.base, 'POST', `/api/v1/execute/async/${agent.nodeId}.${n === 17 ? 'nul' : 'echo'}`, {
+            input: { n },
+          }),
+        ),
+      );
+      expect(submitted.map((answer) => answer.status)).toEqual(Array(40).fill(202));
+      const records = await Promise.all(
+        submitted.map((answer) => recordWhen(answer.body.execution_id, ended)),
+      );
+      records.forEach((record, n) => {
+        if (n === 17) {
+          expect(record.status).toBe('failed');
+          expect(record.error).toMatch(/cannot be stored/);
+        } else {
+          expect(record).toMatchObject({ status: 'succeeded', result: { echoed: n }, progress: 100 });
+        }
+      });
+      expect(batches.length).toBeGreaterThan(0);
+      for (const record of records) {
+        const row = await cp.handle.db('executions').where({ execution_id: record.execution_id }).first();
+        const completed = await cp.handle
+          .db('event_log')
+          .where({ stream: EXECUTIONS_STREAM, event: 'execution.completed' })
+          .whereRaw("payload->>'execution_id' = ?", [record.execution_id]);
+        expect(completed).toHaveLength(1);
+        expect(completed[0].payload).toEqual(completedPayload(row, new Date(completed[0].payload.timestamp)));
+      }
+    } finally {
+      cp.handle.db.off('query', onQuery);
+    }
+  });
+});
+
 describe('what agents send back', () => {
   it('ends an execution even when the agent answers what the database cannot store', async () => {
     const nest = (depth: number): unknown => (depth === 0 ? 'bottom' : { d: nest(depth - 1) });
