@@ -212,6 +212,27 @@ async function runHot(db: Executor, statement: HotStatement, values: Knex.RawBin
 }
 
 /**
+ * `write` as a group commit (platform/group-commit.ts), one per database handle (each test opens
+ * its own); inside a transaction an item is a statement of that transaction, alone.
+ */
+function groupedWrites<Item, Result>(
+  write: (db: Executor, items: readonly Item[]) => Promise<Result[]>,
+  keyOf?: (item: Item) => string,
+): (db: Executor, item: Item) => Promise<Result> {
+  const perDatabase = new WeakMap<Knex, (item: Item) => Promise<Result>>();
+  return async (db, item) => {
+    if ((db as Knex.Transaction).isTransaction) return (await write(db, [item]))[0] as Result;
+    const knex = db as Knex;
+    let grouped = perDatabase.get(knex);
+    if (!grouped) {
+      grouped = createGroupCommit((items: readonly Item[]) => write(knex, items), { keyOf });
+      perDatabase.set(knex, grouped);
+    }
+    return grouped(item);
+  };
+}
+
+/**
  * Writes a new execution; with `event`, appends that event to the event log in the same
  * statement (one round trip instead of a four-statement transaction).
  */
@@ -280,8 +301,7 @@ async function recordAll(db: Executor, items: readonly RecordItem[]): Promise<un
   return items.map(() => undefined);
 }
 
-// One group commit per database handle (each test opens its own).
-const recorders = new WeakMap<Knex, (item: RecordItem) => Promise<void>>();
+const recordGrouped = groupedWrites(recordAll);
 
 /**
  * Writes a new execution, with its event when given, and hands nothing back: the caller holds
@@ -300,17 +320,7 @@ async function writeExecution(
   item.event_stream = event?.stream ?? null;
   item.event_name = event?.name ?? null;
   item.event_payload = event ? JSON.stringify(event.payload) : null;
-  if ((db as Knex.Transaction).isTransaction) {
-    await recordAll(db, [item]);
-    return;
-  }
-  const knex = db as Knex;
-  let record = recorders.get(knex);
-  if (!record) {
-    record = createGroupCommit((items: readonly RecordItem[]) => recordAll(knex, items));
-    recorders.set(knex, record);
-  }
-  await record(item);
+  await recordGrouped(db, item);
 }
 
 /** Writes a new queued execution (an async submission); see writeExecution. */
@@ -705,7 +715,7 @@ const finishOneSql = (columns: string) =>
         returning ${RETURNED_SQL})
      , logged as (
        insert into event_log (stream, event, payload)
-       select ?, 'execution.completed', ${COMPLETED_PAYLOAD('', '?::text')}
+       select ?, 'execution.completed', ${completedPayloadSql('', '?::text')}
          from done)
      select ${columns} from done`;
 
@@ -717,6 +727,14 @@ const finishOneSql = (columns: string) =>
  * status test is kept out of the status index's reach (`is true`), which the planner otherwise
  * takes whenever its statistics lag a burst of new executions, reading every active one.
  */
+/**
+ * The items in the order of their keys: batches that end some of the same executions (the
+ * other statement, another replica) then lock them in one order and cannot deadlock (were one
+ * to, PostgreSQL ends it and group commit writes each item alone).
+ */
+const byKey = (items: readonly EndItem[]) =>
+  [...items].sort((a, b) => (a.execution_id < b.execution_id ? -1 : a.execution_id > b.execution_id ? 1 : 0));
+
 const END_FIELDS = ['execution_id', 'status', 'result', 'error', 'error_details', 'at', 'stream'] as const;
 type EndItem = Record<(typeof END_FIELDS)[number], string | null> & { execution_id: string };
 
@@ -735,12 +753,12 @@ const finishManySql = (columns: string) =>
         returning ${RETURNED.map((column) => `e.${column}`).join(', ')})
      , logged as (
        insert into event_log (stream, event, payload)
-       select i.stream, 'execution.completed', ${COMPLETED_PAYLOAD('d.', 'i.at')}
+       select i.stream, 'execution.completed', ${completedPayloadSql('d.', 'i.at')}
          from done d join input i using (execution_id))
      select ${columns} from done`;
 
 /** The `execution.completed` payload of a row of `done` (columns prefixed `row`), ended at `at`. */
-function COMPLETED_PAYLOAD(row: string, at: string): string {
+function completedPayloadSql(row: string, at: string): string {
   return `jsonb_build_object('execution_id', ${row}execution_id, 'target', ${row}target, 'workflow_id', ${row}workflow_id,
                                  'run_id', ${row}run_id, 'timestamp', ${at}, 'status', ${row}status,
                                  'duration_ms', round(${row}duration_ms)::bigint)
@@ -784,13 +802,12 @@ function endWithoutWebhook<Row extends { execution_id: string }>(statements: End
         ? await runHot(db, statements.one, oneBindings(items[0] as EndItem))
         : await db.raw(
             statements.many,
-            END_FIELDS.map((field) => items.map((item) => item[field])) as Knex.RawBinding[],
+            END_FIELDS.map((field) => byKey(items).map((item) => item[field])) as Knex.RawBinding[],
           );
     const ended = new Map((rows as Row[]).map((row) => [row.execution_id, row]));
     return items.map((item) => ended.get(item.execution_id));
   }
-  // One group commit per database handle (each test opens its own).
-  const grouped = new WeakMap<Knex, (item: EndItem) => Promise<Row | undefined>>();
+  const endGrouped = groupedWrites(end, (item) => item.execution_id);
   // finishOneSql's parameters: FINISH_SET's (as finishBindings gives them), the key, the event's.
   const oneBindings = (item: EndItem) => [
     item.status,
@@ -822,16 +839,7 @@ function endWithoutWebhook<Row extends { execution_id: string }>(statements: End
       at: now.toISOString(),
       stream,
     };
-    if ((db as Knex.Transaction).isTransaction) return (await end(db, [item]))[0];
-    const knex = db as Knex;
-    let write = grouped.get(knex);
-    if (!write) {
-      write = createGroupCommit((items: readonly EndItem[]) => end(knex, items), {
-        keyOf: (each) => each.execution_id,
-      });
-      grouped.set(knex, write);
-    }
-    return write(item);
+    return endGrouped(db, item);
   };
 }
 
