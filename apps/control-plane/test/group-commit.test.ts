@@ -117,4 +117,23 @@ describe('group commit', () => {
     ]);
     expect(writes.batches).toEqual([['x#0'], ['a#1', 'b#1'], ['a#2'], ['a#3']]);
   });
+
+  it('keeps each write within maxBatchSize, and writes an item larger than that alone', async () => {
+    const writes = heldWrites();
+    const write = createGroupCommit(writes.write, {
+      maxInFlight: 1,
+      sizeOf: (item) => item.length,
+      maxBatchSize: 10,
+    });
+    const first = write('x');
+    await turn();
+    const rest = ['aaaa', 'bbbb', 'cccc', 'dddddddddddddddd', 'ee'].map((item) => write(item));
+    for (let i = 0; i < 6; i++) {
+      await writes.endAll();
+      await turn();
+    }
+    await first;
+    await expect(Promise.all(rest)).resolves.toHaveLength(5);
+    expect(writes.batches).toEqual([['x'], ['aaaa', 'bbbb'], ['cccc'], ['dddddddddddddddd'], ['ee']]);
+  });
 });

@@ -10,6 +10,14 @@ export interface GroupCommitOptions<Item> {
    * after the first has ended (two ends of one execution must each see what the other did).
    */
   keyOf?: (item: Item) => string;
+  /**
+   * An item's size (say, the characters of its JSON values): a write takes items up to
+   * `maxBatchSize` in all, and a larger item goes alone, so a burst of large payloads never makes
+   * one statement of hundreds of megabytes.
+   */
+  sizeOf?: (item: Item) => number;
+  /** The most one write takes by `sizeOf` (4 MiB). */
+  maxBatchSize?: number;
 }
 
 /**
@@ -34,6 +42,8 @@ export function createGroupCommit<Item, Result>(
 ): (item: Item) => Promise<Result> {
   const maxInFlight = options.maxInFlight ?? 2;
   const keyOf = options.keyOf;
+  const sizeOf = options.sizeOf;
+  const maxBatchSize = options.maxBatchSize ?? 4 * 1024 * 1024;
   let inFlight = 0;
   const waiting: Array<() => void> = [];
 
@@ -44,7 +54,7 @@ export function createGroupCommit<Item, Result>(
   }
 
   async function writeDistinct(items: readonly Item[]): Promise<Array<Result | Error>> {
-    if (!keyOf) return writeOrEach(items);
+    if (!keyOf) return writeSized(items);
     const results = new Array<Result | Error>(items.length);
     let rest = items.map((item, index) => ({ item, index }));
     while (rest.length > 0) {
@@ -56,12 +66,32 @@ export function createGroupCommit<Item, Result>(
         (seen.has(key) ? later : now).push(entry);
         seen.add(key);
       }
-      const written = await writeOrEach(now.map((entry) => entry.item));
+      const written = await writeSized(now.map((entry) => entry.item));
       now.forEach((entry, i) => {
         results[entry.index] = written[i] as Result | Error;
       });
       rest = later;
     }
+    return results;
+  }
+
+  /** writeOrEach over runs of the items no larger than maxBatchSize, one after the other. */
+  async function writeSized(items: readonly Item[]): Promise<Array<Result | Error>> {
+    if (!sizeOf) return writeOrEach(items);
+    const results: Array<Result | Error> = [];
+    let run: Item[] = [];
+    let size = 0;
+    for (const item of items) {
+      const itemSize = sizeOf(item);
+      if (run.length > 0 && size + itemSize > maxBatchSize) {
+        results.push(...(await writeOrEach(run)));
+        run = [];
+        size = 0;
+      }
+      run.push(item);
+      size += itemSize;
+    }
+    if (run.length > 0) results.push(...(await writeOrEach(run)));
     return results;
   }
 

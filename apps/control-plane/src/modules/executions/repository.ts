@@ -110,7 +110,7 @@ const INSERT_COLUMNS = [
   'dispatched_at',
   'accepted_at',
   'updated_at',
-];
+] as const;
 
 function insertValues(row: NewExecution): Knex.RawBinding[] {
   const { now } = row;
@@ -149,25 +149,19 @@ function insertValues(row: NewExecution): Knex.RawBinding[] {
 
 /**
  * The insert of a new execution, written out once rather than compiled by the query builder on
- * every call; `returning` names what it hands back.
+ * every call, handing back the row but its input.
  */
-function insertSql(returning: string): string {
-  return `insert into executions (${INSERT_COLUMNS.join(', ')})
-     values (${INSERT_COLUMNS.map(() => '?').join(', ')}) returning ${returning}`;
-}
-const INSERT_SQL = insertSql(RETURNED_SQL);
+const INSERT_SQL = `insert into executions (${INSERT_COLUMNS.join(', ')})
+     values (${INSERT_COLUMNS.map(() => '?').join(', ')}) returning ${RETURNED_SQL}`;
 
 /** The insert and its event in one statement: the event is only written if the row was. */
-function withEventSql(returning: string): string {
-  return `with inserted as (${insertSql(returning)})
+const INSERT_WITH_EVENT_SQL = `with inserted as (${INSERT_SQL})
      , logged as (insert into event_log (stream, event, payload) select ?, ?, ?::jsonb from inserted)
      select * from inserted`;
-}
-const INSERT_WITH_EVENT_SQL = withEventSql(RETURNED_SQL);
 
 /**
- * A statement every execution runs (a sync call's two, an async submission's insert, the end of
- * an execution without a webhook). On PostgreSQL it goes straight to a connection of the knex
+ * A statement every execution runs (the insert of new executions, the end of one without a
+ * webhook). On PostgreSQL it goes straight to a connection of the knex
  * pool as a named prepared statement: the connection parses and plans it once instead of on
  * every call, and the query builder's per-query work is skipped.
  * The text of a name never changes (a module constant), as the `pg` driver requires. Inside a
@@ -217,7 +211,7 @@ async function runHot(db: Executor, statement: HotStatement, values: Knex.RawBin
  */
 function groupedWrites<Item, Result>(
   write: (db: Executor, items: readonly Item[]) => Promise<Result[]>,
-  keyOf?: (item: Item) => string,
+  options: { sizeOf: (item: Item) => number; keyOf?: (item: Item) => string },
 ): (db: Executor, item: Item) => Promise<Result> {
   const perDatabase = new WeakMap<Knex, (item: Item) => Promise<Result>>();
   return async (db, item) => {
@@ -225,12 +219,15 @@ function groupedWrites<Item, Result>(
     const knex = db as Knex;
     let grouped = perDatabase.get(knex);
     if (!grouped) {
-      grouped = createGroupCommit((items: readonly Item[]) => write(knex, items), { keyOf });
+      grouped = createGroupCommit((items: readonly Item[]) => write(knex, items), options);
       perDatabase.set(knex, grouped);
     }
     return grouped(item);
   };
 }
+
+/** The characters of a value held as text (JSON), 0 for anything else: a batch's size. */
+const textLength = (value: unknown) => (typeof value === 'string' ? value.length : 0);
 
 /**
  * Writes a new execution; with `event`, appends that event to the event log in the same
@@ -301,7 +298,9 @@ async function recordAll(db: Executor, items: readonly RecordItem[]): Promise<un
   return items.map(() => undefined);
 }
 
-const recordGrouped = groupedWrites(recordAll);
+const recordGrouped = groupedWrites(recordAll, {
+  sizeOf: (item) => textLength(item.input) + textLength(item.webhook) + textLength(item.event_payload),
+});
 
 /**
  * Writes a new execution, with its event when given, and hands nothing back: the caller holds
@@ -807,7 +806,10 @@ function endWithoutWebhook<Row extends { execution_id: string }>(statements: End
     const ended = new Map((rows as Row[]).map((row) => [row.execution_id, row]));
     return items.map((item) => ended.get(item.execution_id));
   }
-  const endGrouped = groupedWrites(end, (item) => item.execution_id);
+  const endGrouped = groupedWrites(end, {
+    keyOf: (item) => item.execution_id,
+    sizeOf: (item) => textLength(item.result) + textLength(item.error) + textLength(item.error_details),
+  });
   // finishOneSql's parameters: FINISH_SET's (as finishBindings gives them), the key, the event's.
   const oneBindings = (item: EndItem) => [
     item.status,
