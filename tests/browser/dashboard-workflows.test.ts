@@ -385,9 +385,13 @@ describe('a workflow of 500 executions', () => {
         duration_ms: index,
       });
     };
-    // Parents come before their children: index i's parent is (i - 1) / 4, already reported.
-    for (let first = 1; first <= 497; first += 8) {
-      await Promise.all(Array.from({ length: Math.min(8, 498 - first) }, (_, k) => report(first + k)));
+    // Parents come before their children: index i's parent is (i - 1) / 4, so a group of reports
+    // sent together ends before 4 * first + 1, where the first child of its own first index is.
+    // (Eight at a time regardless once let a child race its parent: its depth then started over.)
+    for (let first = 1; first <= 497; ) {
+      const end = Math.min(first + 8, 4 * first + 1, 498);
+      await Promise.all(Array.from({ length: end - first }, (_, k) => report(first + k)));
+      first = end;
     }
     const { total_nodes } = await api(
       'GET',
