@@ -1,8 +1,8 @@
 /**
  * The control-plane container image: apps/control-plane/Dockerfile, reproduced step by step without a
- * container engine (tests/deploy/image-steps.ts), must give an image that holds only runtime
- * files, turns healthy by its own HEALTHCHECK, routes a call to a real agent, and stops cleanly on
- * its STOPSIGNAL. What an engine would do and the harness cannot (the base image, the USER switch,
+ * container engine (tests/deploy/image-steps.ts; image-cache.ts reuses a build while its inputs are
+ * unchanged), must give an image that holds only runtime files, turns healthy by its own
+ * HEALTHCHECK, routes a call to a real agent, and stops cleanly on its STOPSIGNAL. What an engine would do and the harness cannot (the base image, the USER switch,
  * --chown) is checked from the file itself. With DATABASE_URL set the container gets a throwaway
  * PostgreSQL database (as `docker run -e DATABASE_URL=...`); without it, PGlite in its /data volume.
  */
@@ -23,13 +23,14 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
+import { type CachedImage, reproduceCachedImage } from './image-cache.ts';
 import { type ReproducedContainer, type ReproducedImage, reproduceImage } from './image-steps.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NODE_ID = `image-agent-${randomBytes(3).toString('hex')}`;
 
 let scratch: string;
-let image: ReproducedImage;
+let image: CachedImage;
 let container: ReproducedContainer | undefined;
 let database: ThrowawayDatabase | undefined;
 let url: string;
@@ -65,15 +66,16 @@ async function startAgent(): Promise<string> {
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sy-control-plane-image-'));
   const started = performance.now();
-  image = await reproduceImage({
+  image = await reproduceCachedImage({
     context: REPO_ROOT,
     dockerfile: 'apps/control-plane/Dockerfile',
-    scratch,
   });
   // Reported, not asserted: how long each step of the image took on this machine.
   console.info(
     [
-      `control-plane image reproduced in ${Math.round(performance.now() - started)} ms:`,
+      image.cached
+        ? `control-plane image: built before from the same inputs, reused in ${Math.round(performance.now() - started)} ms; its build:`
+        : `control-plane image reproduced in ${Math.round(performance.now() - started)} ms:`,
       ...image.timings.map((t) => `  ${t.stage}: ${t.instruction} ${Math.round(t.ms)} ms`),
     ].join('\n'),
   );

@@ -1,43 +1,42 @@
 /**
  * The docs container image: apps/docs/Dockerfile, reproduced step by step without a container
- * engine (tests/deploy/image-steps.ts; its build stage runs the full astro build in the scratch
- * copy), must give an image that holds only runtime files, was built for the SITE_URL build
+ * engine (tests/deploy/image-steps.ts; its build stage runs the full astro build in the stage's
+ * copy; image-cache.ts reuses that build while its inputs are unchanged), must give an image that holds only runtime files, was built for the SITE_URL build
  * argument, turns healthy by its own HEALTHCHECK, serves pages, the llms files and the search API,
  * and stops cleanly on its STOPSIGNAL. With DATABASE_URL set, run shares use a throwaway
  * PostgreSQL database; without it, PGlite in the /data volume.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/free-port.ts';
 import { type ThrowawayDatabase, throwawayDatabase } from '../support/throwaway-database.ts';
-import { type ReproducedContainer, type ReproducedImage, reproduceImage } from './image-steps.ts';
+import { type CachedImage, reproduceCachedImage } from './image-cache.ts';
+import type { ReproducedContainer } from './image-steps.ts';
 
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 /** The public address the image is built for (`--build-arg SITE_URL=...`); nothing resolves it. */
 const SITE_URL = 'https://docs.example.test';
 
-let scratch: string;
-let image: ReproducedImage;
+let image: CachedImage;
 let container: ReproducedContainer | undefined;
 let database: ThrowawayDatabase | undefined;
 let url: string;
 
 beforeAll(async () => {
-  scratch = mkdtempSync(join(tmpdir(), 'sy-docs-image-'));
   const started = performance.now();
-  image = await reproduceImage({
+  image = await reproduceCachedImage({
     context: REPO_ROOT,
     dockerfile: 'apps/docs/Dockerfile',
-    scratch,
     buildArgs: { SITE_URL },
   });
   // Reported, not asserted: how long each step of the image took on this machine.
   console.info(
     [
-      `docs image reproduced in ${Math.round(performance.now() - started)} ms:`,
+      image.cached
+        ? `docs image: built before from the same inputs, reused in ${Math.round(performance.now() - started)} ms; its build:`
+        : `docs image reproduced in ${Math.round(performance.now() - started)} ms:`,
       ...image.timings.map((t) => `  ${t.stage}: ${t.instruction} ${Math.round(t.ms)} ms`),
     ].join('\n'),
   );
@@ -57,7 +56,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await container?.process.stop('SIGKILL');
   await database?.drop();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
 });
 
 describe('the docs Dockerfile, as written', () => {

@@ -157,10 +157,7 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
   const cacheMounts = options.cacheMounts ?? {
     '/root/.npm': process.env.npm_config_cache ?? join(homedir(), '.npm'),
   };
-  const ignorePath = join(context, '.dockerignore');
-  const ignoreLines = existsSync(ignorePath) ? readFileSync(ignorePath, 'utf8').split('\n') : [];
-  const ignored = ignore().add(ignoreLines);
-  const exceptions = ignoreLines.map((line) => line.trim()).filter((line) => line.startsWith('!'));
+  const rules = dockerignoreOf(context);
 
   const where = (instruction: Instruction) =>
     `${relative(context, dockerfilePath)}:${instruction.getRange().start.line + 1}`;
@@ -308,7 +305,7 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
               fail(instruction, `${word} is outside the build context`);
             }
             from = join(context, inContext);
-            if (!existsSync(from) || (inContext !== '' && ignored.ignores(inContext))) {
+            if (!existsSync(from) || (inContext !== '' && rules.ignored.ignores(inContext))) {
               fail(
                 instruction,
                 `${word} is not in the build context (missing, or excluded by .dockerignore)`,
@@ -321,7 +318,7 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
           if (source) {
             cpSync(from, to, { recursive: true, verbatimSymlinks: true });
           } else if (isDirectory) {
-            copyContext(context, relative(context, from), to, ignored, exceptions);
+            copyContext(context, relative(context, from), to, rules);
           } else {
             cpSync(from, to);
           }
@@ -429,29 +426,33 @@ export async function reproduceImage(options: ReproduceOptions): Promise<Reprodu
   const final = stages.at(-1);
   if (!final) throw new Error(`${dockerfilePath} has no FROM`);
   if (!cmd) throw new Error(`${dockerfilePath}: the final stage has no CMD`);
-  const finalCmd = cmd;
-  const finalHealthcheck = healthcheck;
-  const finalSignal = stopSignal;
-  const finalVolumes = volumes;
-  for (const volume of finalVolumes) mkdirSync(mapPath(final, volume), { recursive: true });
+  for (const volume of volumes) mkdirSync(mapPath(final, volume), { recursive: true });
   // The image is the final stage alone: nothing the process does may find an earlier stage's files
   // (a development install among them), so a runtime stage missing a package cannot pass here.
   for (const earlier of stages) if (earlier !== final) rmSync(earlier.root, { recursive: true, force: true });
 
+  return imageOf({ stages, cmd, healthcheck, stopSignal, volumes, exposed, timings });
+}
+
+/** What a reproduced image is made of, all of it plain data (image-cache.ts keeps it as JSON). */
+export type ImageRecord = Pick<
+  ReproducedImage,
+  'stages' | 'cmd' | 'healthcheck' | 'stopSignal' | 'volumes' | 'exposed' | 'timings'
+>;
+
+/** The image whose final stage (the last of `record.stages`) is built at its recorded root. */
+export function imageOf(record: ImageRecord): ReproducedImage {
+  const { stages, cmd: finalCmd, healthcheck: finalHealthcheck, stopSignal: finalSignal } = record;
+  const final = stages.at(-1)!;
+  const mapPath = (containerPath: string) => join(final.root, posix.resolve(final.workdir, containerPath));
   return {
-    stages,
+    ...record,
     final,
-    cmd: finalCmd,
-    healthcheck: finalHealthcheck,
-    stopSignal: finalSignal,
-    volumes: finalVolumes,
-    exposed,
-    timings,
-    hostPath: (path) => mapPath(final, path),
+    hostPath: mapPath,
     start(overrides = {}) {
       const env = mapEnv(final, { ...final.env, ...overrides });
       const processEnv = { PATH: process.env.PATH, HOME: join(final.root, 'root'), ...env };
-      const cwd = mapPath(final, final.workdir);
+      const cwd = mapPath(final.workdir);
       const [program, ...argv] = finalCmd;
       if (program !== 'node')
         throw new Error(`CMD runs "${program}"; only node (the base image's) is emulated`);
@@ -589,31 +590,59 @@ function duration(
   return parts.reduce((sum, part) => sum + Number(part[1]) * units[part[2]!]!, 0);
 }
 
+/** The build context's .dockerignore rules, and its exceptions (`!pattern`). */
+function dockerignoreOf(context: string) {
+  const ignorePath = join(context, '.dockerignore');
+  const lines = existsSync(ignorePath) ? readFileSync(ignorePath, 'utf8').split('\n') : [];
+  const exceptions = lines.map((line) => line.trim()).filter((line) => line.startsWith('!'));
+  return { ignored: ignore().add(lines), exceptions };
+}
+
+type Dockerignore = ReturnType<typeof dockerignoreOf>;
+
 /**
- * Copies a directory of the build context, leaving out what .dockerignore excludes. An excluded
+ * Visits a directory of the build context (`relativeDir`, '' for all of it), leaving out what
+ * .dockerignore excludes: each directory before its contents, then each file. An excluded
  * directory is entered only when an exception (`!pattern`) could match inside it, so node_modules
  * trees are never walked.
  */
-function copyContext(
+function walkContext(
   context: string,
   relativeDir: string,
-  to: string,
-  ignored: ReturnType<typeof ignore>,
-  exceptions: string[],
+  rules: Dockerignore,
+  visit: (path: string, isDirectory: boolean) => void,
 ): void {
-  mkdirSync(to, { recursive: true });
+  const { ignored, exceptions } = rules;
+  visit(relativeDir, true);
   for (const entry of readdirSync(join(context, relativeDir), { withFileTypes: true })) {
     const path = relativeDir ? `${relativeDir}/${entry.name}` : entry.name;
-    const target = join(to, entry.name);
     if (entry.isDirectory()) {
       const excluded = ignored.ignores(path);
       const mayHoldException = exceptions.some((e) => e.slice(1).startsWith(`${path}/`) || /^![*?[]/.test(e));
       if (excluded && !mayHoldException) continue;
-      copyContext(context, path, target, ignored, exceptions);
+      walkContext(context, path, rules, visit);
     } else if (!ignored.ignores(path)) {
-      cpSync(join(context, path), target, { verbatimSymlinks: true });
+      visit(path, false);
     }
   }
+}
+
+/** Every file of the build context that .dockerignore lets in, as paths relative to it, sorted. */
+export function contextFiles(context: string): string[] {
+  const files: string[] = [];
+  walkContext(context, '', dockerignoreOf(context), (path, isDirectory) => {
+    if (!isDirectory) files.push(path);
+  });
+  return files.sort();
+}
+
+/** Copies a directory of the build context, leaving out what .dockerignore excludes. */
+function copyContext(context: string, relativeDir: string, to: string, rules: Dockerignore): void {
+  walkContext(context, relativeDir, rules, (path, isDirectory) => {
+    const target = join(to, relative(relativeDir, path));
+    if (isDirectory) mkdirSync(target, { recursive: true });
+    else cpSync(join(context, path), target, { verbatimSymlinks: true });
+  });
 }
 
 /** Runs one RUN step; rejects with its output when it fails. */
