@@ -3,11 +3,14 @@
  * own: an image is reused only when every input is the same and its final stage is as it was
  * built, at the path it was built at, with fresh volumes; and two reproductions at once build once.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CachedImage, reproduceCachedImage } from './image-cache.ts';
+import { contextFiles } from './image-steps.ts';
 
 let scratch: string;
 
@@ -131,5 +134,23 @@ describe('the build cache of reproduced images', () => {
     const [one, two] = await Promise.all([reproduce(context, cacheDir), reproduce(context, cacheDir)]);
     expect([one.cached, two.cached].sort()).toEqual([false, true]);
     expect(builtAt(one)).toBe(builtAt(two));
+  });
+});
+
+describe("the repository's build context", () => {
+  it('holds no file git ignores: what builds and test runs write neither reaches an image nor changes its key', () => {
+    const root = fileURLToPath(new URL('../..', import.meta.url));
+    // Ignored directories (node_modules, dist) as one line each, ending in "/".
+    const ignored = execFileSync(
+      'git',
+      ['ls-files', '--others', '--ignored', '--exclude-standard', '--directory'],
+      { cwd: root, maxBuffer: 64 * 1024 * 1024 },
+    )
+      .toString()
+      .split('\n')
+      .filter(Boolean);
+    const gitIgnores = (file: string) =>
+      ignored.some((entry) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry));
+    expect(contextFiles(root).filter(gitIgnores)).toEqual([]);
   });
 });
