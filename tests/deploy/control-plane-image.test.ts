@@ -2,8 +2,9 @@
  * The control-plane container image: apps/control-plane/Dockerfile, reproduced step by step without a
  * container engine (tests/deploy/image-steps.ts; image-cache.ts reuses a build while its inputs are
  * unchanged), must give an image that holds only runtime files, turns healthy by its own
- * HEALTHCHECK, routes a call to a real agent, and stops cleanly on its STOPSIGNAL. What an engine would do and the harness cannot (the base image, the USER switch,
- * --chown) is checked from the file itself. With DATABASE_URL set the container gets a throwaway
+ * HEALTHCHECK, routes a call to a real agent, and stops cleanly on its STOPSIGNAL. What an engine
+ * would do and the harness cannot (the base image, the USER switch, --chown) is checked from the
+ * file itself. With DATABASE_URL set the container gets a throwaway
  * PostgreSQL database (as `docker run -e DATABASE_URL=...`); without it, PGlite in its /data volume.
  */
 import { randomBytes } from 'node:crypto';

@@ -1,9 +1,9 @@
 /**
  * The docs container image: apps/docs/Dockerfile, reproduced step by step without a container
  * engine (tests/deploy/image-steps.ts; its build stage runs the full astro build in the stage's
- * copy; image-cache.ts reuses that build while its inputs are unchanged), must give an image that holds only runtime files, was built for the SITE_URL build
- * argument, turns healthy by its own HEALTHCHECK, serves pages, the llms files and the search API,
- * and stops cleanly on its STOPSIGNAL. With DATABASE_URL set, run shares use a throwaway
+ * copy; image-cache.ts reuses that build while its inputs are unchanged), must give an image that
+ * holds only runtime files, was built for the SITE_URL build argument, turns healthy by its own
+ * HEALTHCHECK, serves pages, the llms files and the search API, and stops cleanly on its STOPSIGNAL. With DATABASE_URL set, run shares use a throwaway
  * PostgreSQL database; without it, PGlite in the /data volume.
  */
 import { existsSync, readdirSync } from 'node:fs';

@@ -4,7 +4,15 @@
  * built, at the path it was built at, with fresh volumes; and two reproductions at once build once.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,8 +60,9 @@ function reproduce(
   context: string,
   cacheDir: string,
   buildArgs?: Record<string, string>,
+  dockerfile = 'Dockerfile',
 ): Promise<CachedImage> {
-  return reproduceCachedImage({ context, dockerfile: 'Dockerfile', cacheDir, buildArgs });
+  return reproduceCachedImage({ context, dockerfile, cacheDir, buildArgs });
 }
 
 const builtAt = (image: CachedImage) => readFileSync(image.hostPath('/app/built-at.txt'), 'utf8');
@@ -79,6 +88,9 @@ describe('the build cache of reproduced images', () => {
     const context = smallContext('changes');
     const cacheDir = join(scratch, 'cache-changes');
     const firstBuiltAt = builtAt(await reproduce(context, cacheDir));
+    // Another Dockerfile whose name extends this one's: its build is not this one's to replace.
+    writeFileSync(join(context, 'Dockerfile-dev'), readFileSync(join(context, 'Dockerfile')));
+    const dev = await reproduce(context, cacheDir, undefined, 'Dockerfile-dev');
 
     writeFileSync(join(context, 'a.txt'), 'b');
     const changedFile = await reproduce(context, cacheDir);
@@ -99,8 +111,9 @@ describe('the build cache of reproduced images', () => {
     expect(readFileSync(changedArg.hostPath('/app/flavour.txt'), 'utf8')).toBe('spicy\n');
     expect((await reproduce(context, cacheDir, { FLAVOUR: 'spicy' })).cached).toBe(true);
 
-    // One build of this Dockerfile is kept: the newest.
-    expect(readdirSync(cacheDir).filter((name) => !name.endsWith('.lock'))).toHaveLength(1);
+    // One build of each Dockerfile is kept: the newest of this one, and the other one's.
+    expect(readdirSync(cacheDir).filter((name) => !name.endsWith('.lock'))).toHaveLength(2);
+    expect(existsSync(dev.final.root)).toBe(true);
   });
 
   it('gives each reuse fresh volumes, and builds again when a run changed the image outside them', async () => {

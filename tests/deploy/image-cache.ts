@@ -85,10 +85,12 @@ export async function reproduceCachedImage(
       }
     }
     rmSync(dir, { recursive: true, force: true });
+    // An older build of the same Dockerfile (its family and a key, nothing longer), unless another
+    // reproduction holds it.
+    const sameFamily = new RegExp(`^${family.replace(/\./g, '\\.')}-[0-9a-f]{16}$`);
     for (const other of readdirSync(cacheDir)) {
-      // An older build of the same Dockerfile, unless another reproduction holds it.
-      if (other.startsWith(`${family}-`) && other !== name && !other.endsWith('.lock')) {
-        if (!existsSync(join(cacheDir, `${other}.lock`))) rmSync(join(cacheDir, other), { recursive: true });
+      if (sameFamily.test(other) && other !== name && !existsSync(join(cacheDir, `${other}.lock`))) {
+        rmSync(join(cacheDir, other), { recursive: true });
       }
     }
     const image = await reproduceImage({ ...options, scratch: join(dir, 'stages') });
