@@ -2,9 +2,12 @@
  * What README.md, CONTRIBUTING.md and the quick start (content/getting-started/quickstart.md) say
  * a machine needs is what the repository asks for: the Node versions are the `engines` of the root
  * package.json, and README names every Debian package the test helpers install with apt-get (the
- * constants of tests/support/chromium.ts, nginx.ts, promtool.ts and zsh.ts). Each would drift silently
- * otherwise: nothing runs these sentences.
+ * constants of tests/support/chromium.ts, nginx.ts, promtool.ts and zsh.ts); and a setting they tell a
+ * reader to give the tests (README's "Or set" column, `NAME=… npm test` in their commands) reaches
+ * the tests through `npm test`, which runs them under turbo: turbo hands a task only the environment
+ * variables turbo.json names. Each would drift silently otherwise: nothing runs these sentences.
  */
+import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -82,4 +85,65 @@ describe('the Debian packages README says the tests install', () => {
       expect(missing, 'packages README.md does not name').toEqual([]);
     });
   }
+});
+
+describe('the settings README and CONTRIBUTING tell a reader to give the tests', () => {
+  /** Each workspace's test task as turbo would run it: the variables it hands the task. */
+  const plan: {
+    tasks: { taskId: string; environmentVariables: { specified: Record<string, string[] | null> } }[];
+  } = JSON.parse(
+    execFileSync('npx', ['turbo', 'run', 'test', '--dry=json'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, TURBO_TELEMETRY_DISABLED: '1' },
+    }),
+  );
+  const testTasks = plan.tasks.filter((task) => task.taskId.endsWith('#test'));
+
+  /** The backquoted variable names of README's "Or set" column (the packages table). */
+  function orSetColumn(): string[] {
+    const rows = read('README.md')
+      .split('\n')
+      .filter((line) => line.startsWith('|'));
+    const header = rows.find((row) => row.includes('| Or set |'))!;
+    const column = header.split('|').findIndex((cell) => cell.trim() === 'Or set');
+    return rows
+      .slice(rows.indexOf(header) + 2)
+      .flatMap((row) =>
+        [...(row.split('|')[column] ?? '').matchAll(/`([A-Z][A-Z0-9_]+)`/g)].map((m) => m[1]!),
+      );
+  }
+
+  /** Variables set in front of `npm test` in a shell block of README or CONTRIBUTING. */
+  function setBeforeNpmTest(): string[] {
+    const text = read('README.md') + read('CONTRIBUTING.md');
+    const lines = [...text.matchAll(/```(?:bash|sh)\n([\s\S]*?)```/g)].flatMap((block) =>
+      block[1]!.split('\n'),
+    );
+    return lines.flatMap((line) => {
+      const command = /^((?:[A-Z][A-Z0-9_]*=\S+\s+)+)npm test\b/.exec(line.trim());
+      return command ? [...command[1]!.matchAll(/([A-Z][A-Z0-9_]*)=/g)].map((m) => m[1]!) : [];
+    });
+  }
+
+  it('are found in both documents', () => {
+    expect(orSetColumn()).toEqual(expect.arrayContaining(['CHROMIUM_PATH', 'NGINX_PATH']));
+    expect(setBeforeNpmTest()).toEqual(expect.arrayContaining(['DATABASE_URL', 'CHROMIUM_PATH']));
+    expect(testTasks.map((task) => task.taskId)).toContain('@switchyard/tests#test');
+  });
+
+  it('reach the tests of every workspace through npm test', () => {
+    // PATH (README: "a `python3` on `PATH`") is one of the variables turbo hands every task.
+    const settings = [...new Set([...orSetColumn(), ...setBeforeNpmTest()])].filter(
+      (name) => name !== 'PATH',
+    );
+    for (const task of testTasks) {
+      const { env, passThroughEnv } = task.environmentVariables.specified;
+      const handed = new Set([...(env ?? []), ...(passThroughEnv ?? [])]);
+      expect(
+        settings.filter((name) => !handed.has(name)),
+        `${task.taskId}: settings turbo.json does not hand the task`,
+      ).toEqual([]);
+    }
+  });
 });
