@@ -198,7 +198,9 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * an agent, a crawler, a page loading) is counted ahead by up to `reserveAhead` places (a tenth
  * of the limit by default): the statement adds them to its row with the batch, this replica
  * keeps them, and the client's next requests here take them at once, without waiting on the
- * database; once half of them are used, the next batch reserves more in the background. A place
+ * database; once half of them are used, the next batch tops them back up in the background, and
+ * requests that queued while a statement reserved places take those places. This replica never
+ * holds more than `reserveAhead` places of a client. A place
  * is still taken in the database before it is granted, so the budget is never exceeded and no
  * two requests, on any replica, get the same place: the count is exact from above. What it costs
  * is at the other end: places a replica reserved and the client did not use there (it stopped,
@@ -317,6 +319,12 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     return seen.state(reservation.startedAt, place, at);
   }
 
+  /** How many places of an open window this replica holds for the client. */
+  function held(client: string, at: number): number {
+    const reservation = reserved.get(client);
+    return reservation && at - reservation.startedAt < windowMs ? reservation.places.length : 0;
+  }
+
   /** Keeps the places `from`…`to` of a window for the client's next requests (those within the limit). */
   function keep(client: string, startedAt: number, from: number, to: number): void {
     let reservation = reserved.get(client);
@@ -339,13 +347,25 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
   }
 
   async function flush(): Promise<void> {
+    // One statement at a time: a flush scheduled meanwhile leaves its requests to the next batch.
+    if (inFlight) return;
+    const at = now();
+    // Requests that queued while the statement before reserved places for their client take
+    // those places: counting them in another statement would also reserve more than reserveAhead.
+    for (const [client, waiters] of pending) {
+      while (waiters.length > 0) {
+        const state = takeReserved(client, at);
+        if (!state) break;
+        waiters.shift()!(state);
+      }
+      if (waiters.length === 0) pending.delete(client);
+    }
     if (pending.size === 0 && refill.size === 0) return;
     const batch = pending;
     const topUp = refill;
     pending = new Map();
     refill = new Set();
     inFlight = true;
-    const at = now();
     const cutoff = new Date(at - windowMs);
     // Each client's requests in the batch, plus the places reserved ahead for it: a client with
     // several requests at once, or whose reservation ran half down, is busy here.
@@ -355,8 +375,9 @@ export function createSharedRateLimiter(options: SharedRateLimitOptions): RateLi
     const ahead = new Map<string, number>();
     for (const [client, waiting] of counts) {
       const busy = waiting > 1 || topUp.has(client);
-      // A client this replica saw spend its budget gets no places ahead: they would all be refusals.
-      const places = busy && seen.peek(client, at).remaining > 0 ? reserveAhead : 0;
+      // Up to reserveAhead places held in all: a top-up only replaces those used. A client this
+      // replica saw spend its budget gets no places ahead: they would all be refusals.
+      const places = busy && seen.peek(client, at).remaining > 0 ? reserveAhead - held(client, at) : 0;
       if (places > 0) ahead.set(client, places);
       counts.set(client, waiting + places);
     }

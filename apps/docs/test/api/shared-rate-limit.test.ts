@@ -6,6 +6,7 @@ import {
   type ScratchDatabase,
 } from '@switchyard/shared/db';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { RateLimitState } from '../../server/http/rate-limiter.ts';
 import { createSharedRateLimiter } from '../../server/http/shared-rate-limiter.ts';
 import { docsMigrations } from '../../server/shares/index.ts';
 import {
@@ -319,6 +320,85 @@ describe.skipIf(!DATABASE_URL)(
       expect(new Set(granted.map((state) => state.remaining)).size).toBe(granted.length);
       await first.close();
       await second.close();
+      await db.destroy();
+    });
+
+    it('holds at most the places it may reserve ahead: a top-up refills them, never adds a whole reservation', async () => {
+      const db = await openDatabase({ url: scratch.url, poolMax: 4 });
+      const limiter = createSharedRateLimiter({
+        db,
+        logger: memoryLogger().logger,
+        budget: 'api',
+        limit: 1000,
+        windowSeconds: 60,
+        reserveAhead: 10,
+        timeoutMs: 30_000,
+      });
+      const client = '203.0.113.71';
+      const count = async () =>
+        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      let granted = (await Promise.all([limiter.take(client), limiter.take(client), limiter.take(client)]))
+        .length;
+      expect(await count()).toBe(3 + 10);
+      // Five of the ten taken: half are used, so the next statement tops them up, in the background.
+      for (let i = 0; i < 5; i++) await limiter.take(client);
+      granted += 5;
+      await expect.poll(count, { timeout: 10_000 }).toBeGreaterThan(13);
+      // The places counted and not granted are what this replica holds: ten, not fifteen.
+      expect((await count()) - granted).toBe(10);
+      // Went on long enough to be topped up several times, it still holds ten at most.
+      for (let i = 0; i < 40; i++) {
+        await limiter.take(client);
+        granted += 1;
+      }
+      await new Promise((done) => setTimeout(done, 200));
+      expect((await count()) - granted).toBeLessThanOrEqual(10);
+      await limiter.close();
+      await db.destroy();
+    });
+
+    it('answers requests that queued behind a statement reserving places for their client from those places', async () => {
+      const db = await openDatabase({ url: scratch.url, poolMax: 4 });
+      const limiter = createSharedRateLimiter({
+        db,
+        logger: memoryLogger().logger,
+        budget: 'api',
+        limit: 40,
+        windowSeconds: 60,
+        reserveAhead: 10,
+        timeoutMs: 30_000,
+      });
+      const client = '203.0.113.72';
+      const count = async () =>
+        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      // The table is held locked, so the burst's statement stays under way while more requests come.
+      const trx = await admin.transaction();
+      let burst: Promise<RateLimitState>[] = [];
+      let queued: Promise<RateLimitState>[] = [];
+      try {
+        await trx.raw('lock table docs_rate_windows in access exclusive mode');
+        burst = [limiter.take(client), limiter.take(client), limiter.take(client)];
+        await expect
+          .poll(
+            async () =>
+              (
+                await admin.raw(
+                  "select count(*)::int as n from pg_stat_activity where datname = current_database() and query like 'insert into docs_rate_windows%' and state = 'active'",
+                )
+              ).rows[0].n,
+            { timeout: 10_000 },
+          )
+          .toBe(1);
+        queued = Array.from({ length: 4 }, () => limiter.take(client));
+      } finally {
+        await trx.rollback();
+      }
+      const states = await Promise.all([...burst, ...queued]);
+      expect(states.map((state) => state.remaining)).toEqual([39, 38, 37, 36, 35, 34, 33]);
+      // One statement counted the burst and reserved ten; the queued four took four of those.
+      await new Promise((done) => setTimeout(done, 200));
+      expect(await count()).toBe(13);
+      await limiter.close();
       await db.destroy();
     });
 
