@@ -200,9 +200,9 @@ export interface SharedRateLimitOptions extends RateLimitOptions {
  * keeps them, and the client's next requests here take them at once, without waiting on the
  * database; once half of them are used, the next batch tops them back up in the background, and
  * requests that queued while a statement reserved places take those places. This replica never
- * holds more than `reserveAhead` places of a client. A place
- * is still taken in the database before it is granted, so the budget is never exceeded and no
- * two requests, on any replica, get the same place: the count is exact from above. What it costs
+ * holds more than `reserveAhead` places of a client. A place is still taken in the database
+ * before it is granted, so the budget is never exceeded and no two requests, on any replica, get
+ * the same place: the count is exact from above. What it costs
  * is at the other end: places a replica reserved and the client did not use there (it stopped,
  * or went on at another replica) are spent all the same, so a client spreading its requests over
  * replicas can be refused up to `reserveAhead` requests per replica before its limit. A client

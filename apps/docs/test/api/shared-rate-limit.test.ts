@@ -373,8 +373,8 @@ describe.skipIf(!DATABASE_URL)(
         (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
       // The table is held locked, so the burst's statement stays under way while more requests come.
       const trx = await admin.transaction();
-      let burst: Promise<RateLimitState>[] = [];
-      let queued: Promise<RateLimitState>[] = [];
+      let burst: Array<RateLimitState | Promise<RateLimitState>> = [];
+      let queued: Array<RateLimitState | Promise<RateLimitState>> = [];
       try {
         await trx.raw('lock table docs_rate_windows in access exclusive mode');
         burst = [limiter.take(client), limiter.take(client), limiter.take(client)];
