@@ -73,6 +73,21 @@ describe.skipIf(!DATABASE_URL)(
     const get = (server: { url: string }, client: { localAddress: string }, path = '/api/v1/topics') =>
       request(`${server.url}${path}`, client);
 
+    /** A replica's limiter of the API budget that reserves ten places ahead, on the pool `db`. */
+    const reservingLimiter = (db: Database, limit: number) =>
+      createSharedRateLimiter({
+        db,
+        logger: memoryLogger().logger,
+        budget: 'api',
+        limit,
+        windowSeconds: 60,
+        reserveAhead: 10,
+        timeoutMs: 30_000,
+      });
+    /** The count in a client's row of the API budget, as the database holds it. */
+    const apiCount = async (client: string) =>
+      (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+
     it('says at start that the budget is counted in the database', () => {
       for (const replica of [a, b]) {
         expect(replica.logLines.find((line) => line.msg.startsWith('listening on'))).toMatchObject({
@@ -287,20 +302,9 @@ describe.skipIf(!DATABASE_URL)(
 
     it('reserves places ahead for a busy client: later requests answer without a statement, never past the limit', async () => {
       const db = await openDatabase({ url: scratch.url, poolMax: 4 });
-      const limiter = (reserveAhead: number) =>
-        createSharedRateLimiter({
-          db,
-          logger: memoryLogger().logger,
-          budget: 'api',
-          limit: 40,
-          windowSeconds: 60,
-          reserveAhead,
-          timeoutMs: 30_000,
-        });
-      const [first, second] = [limiter(10), limiter(10)];
+      const [first, second] = [reservingLimiter(db, 40), reservingLimiter(db, 40)];
       const client = '203.0.113.70';
-      const count = async () =>
-        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      const count = () => apiCount(client);
       // Three requests at once: a busy client, so ten places are reserved besides them.
       const burst = await Promise.all([first.take(client), first.take(client), first.take(client)]);
       expect(burst.map((state) => state.remaining)).toEqual([39, 38, 37]);
@@ -325,18 +329,9 @@ describe.skipIf(!DATABASE_URL)(
 
     it('holds at most the places it may reserve ahead: a top-up refills them, never adds a whole reservation', async () => {
       const db = await openDatabase({ url: scratch.url, poolMax: 4 });
-      const limiter = createSharedRateLimiter({
-        db,
-        logger: memoryLogger().logger,
-        budget: 'api',
-        limit: 1000,
-        windowSeconds: 60,
-        reserveAhead: 10,
-        timeoutMs: 30_000,
-      });
+      const limiter = reservingLimiter(db, 1000);
       const client = '203.0.113.71';
-      const count = async () =>
-        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      const count = () => apiCount(client);
       let granted = (await Promise.all([limiter.take(client), limiter.take(client), limiter.take(client)]))
         .length;
       expect(await count()).toBe(3 + 10);
@@ -359,18 +354,9 @@ describe.skipIf(!DATABASE_URL)(
 
     it('answers requests that queued behind a statement reserving places for their client from those places', async () => {
       const db = await openDatabase({ url: scratch.url, poolMax: 4 });
-      const limiter = createSharedRateLimiter({
-        db,
-        logger: memoryLogger().logger,
-        budget: 'api',
-        limit: 40,
-        windowSeconds: 60,
-        reserveAhead: 10,
-        timeoutMs: 30_000,
-      });
+      const limiter = reservingLimiter(db, 40);
       const client = '203.0.113.72';
-      const count = async () =>
-        (await admin('docs_rate_windows').where({ client, budget: 'api' }).first('count'))?.count;
+      const count = () => apiCount(client);
       // The table is held locked, so the burst's statement stays under way while more requests come.
       const trx = await admin.transaction();
       let burst: Array<RateLimitState | Promise<RateLimitState>> = [];
