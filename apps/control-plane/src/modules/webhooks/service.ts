@@ -25,7 +25,7 @@ export async function enqueueWebhookDelivery(
     executionId: string;
     event: WebhookEvent;
     webhook: WebhookConfig;
-    /** The §6 payload fields except delivery_id and timestamp (added to each attempt). */
+    /** The webhook payload's fields except delivery_id and timestamp (added to each attempt). */
     payload: Record<string, unknown>;
     now: Date;
   },

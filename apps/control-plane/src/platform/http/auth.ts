@@ -4,7 +4,8 @@ import type { Middleware } from 'koa';
 import { OPENAPI_PATH } from '../openapi/document.ts';
 
 /**
- * Paths that never need the API key: the spec's (§5 item 4), and the OpenAPI document, which says
+ * Paths that never need the API key: health checks and metrics scrapes (probes and Prometheus carry
+ * no key), the dashboard's files (it asks for the key itself), and the OpenAPI document, which says
  * how to authenticate and is no secret.
  */
 const ALWAYS_OPEN = ['/api/v1/health', '/metrics', '/ui/*', OPENAPI_PATH];
