@@ -312,6 +312,7 @@ async function main() {
   const names = Object.keys(sides);
   const results = Object.fromEntries(names.map((n) => [n, []]));
   let failedCallbacks = 0;
+  let deadlocks = 0;
   const step = (label) => console.error(`${label} (${Math.round(performance.now() - started) / 1000} s)`);
   try {
     step('warm-up: 300 executions per side');
@@ -331,6 +332,13 @@ async function main() {
       }
     }
     failedCallbacks = (await ask({ cmd: 'failed-callbacks' }, 'failed-callbacks')).count;
+    // A deadlock costs its statements `deadlock_timeout` (a second) before PostgreSQL ends one.
+    // Backends report their counts within a second of going idle.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    deadlocks = Number(
+      (await watcher.query('select deadlocks from pg_stat_database where datname = $1', [databaseName]))
+        .rows[0].deadlocks,
+    );
   } finally {
     await watcher.end();
     await runner.stop();
@@ -377,6 +385,7 @@ ${lines.join('\n')}
 Goals (median of the per-round ratios):
 ${goals.join('\n')}
 failed status callbacks (retried): ${failedCallbacks}
+deadlocks in the bench's database, whole run (both lanes and graphile-worker): ${deadlocks}
 total ${((performance.now() - started) / 1000).toFixed(0)} s
 `);
   const failures = names.flatMap((n) => results[n]).reduce((n, x) => n + x.failures, 0);

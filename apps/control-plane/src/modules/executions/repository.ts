@@ -510,14 +510,24 @@ export async function recordRoutes(
   );
 }
 
-/** Marks executions the agents took (answered 202): from now on only the agents report on them. */
+/**
+ * Marks executions the agents took (answered 202): from now on only the agents report on them.
+ * The rows are locked in the order of their ids, as batched ends lock them (finishManySql).
+ * Left to the planner, a list of ids was locked in the table's order, and an agent that reports
+ * as soon as it has answered 202 had its end wait on this statement while this one waited on
+ * the end: a deadlock, which PostgreSQL breaks only after `deadlock_timeout` (a second).
+ */
 export async function markAccepted(db: Executor, ids: string[], now: Date): Promise<void> {
   if (ids.length === 0) return;
-  await db(TABLE)
-    .whereIn('execution_id', ids)
-    .where({ status: 'running' })
-    .whereNull('accepted_at')
-    .update({ accepted_at: now });
+  await db.raw(
+    `with taken as materialized (
+       select execution_id from executions
+        where execution_id = any(?::text[]) and status = 'running' and accepted_at is null
+        order by execution_id
+        for update)
+     update executions e set accepted_at = ? from taken where e.execution_id = taken.execution_id`,
+    [ids, now],
+  );
 }
 
 /**
@@ -718,6 +728,9 @@ const finishOneSql = (columns: string) =>
          from done)
      select ${columns} from done`;
 
+const END_FIELDS = ['execution_id', 'status', 'result', 'error', 'error_details', 'at', 'stream'] as const;
+type EndItem = Record<(typeof END_FIELDS)[number], string | null> & { execution_id: string };
+
 /**
  * The same for several executions, from one array parameter per END_FIELDS field (JSON values as
  * text, so that they are stored exactly as finishExecution stores them). Not prepared: a plan made
@@ -725,30 +738,29 @@ const finishOneSql = (columns: string) =>
  * table that has grown since); planned each time, it looks each execution up by its key. The
  * status test is kept out of the status index's reach (`is true`), which the planner otherwise
  * takes whenever its statistics lag a burst of new executions, reading every active one.
+ *
+ * The rows are locked first, in the order of their ids (`locked`), as markAccepted locks them:
+ * two statements over some of the same executions (this one and the dispatcher's, or another
+ * replica's) then wait for each other instead of deadlocking. The update alone locks them in
+ * whatever order its plan reads them, which on a table of a few thousand rows is the table's own.
  */
-/**
- * The items in the order of their keys: batches that end some of the same executions (the
- * other statement, another replica) then lock them in one order and cannot deadlock (were one
- * to, PostgreSQL ends it and group commit writes each item alone).
- */
-const byKey = (items: readonly EndItem[]) =>
-  [...items].sort((a, b) => (a.execution_id < b.execution_id ? -1 : a.execution_id > b.execution_id ? 1 : 0));
-
-const END_FIELDS = ['execution_id', 'status', 'result', 'error', 'error_details', 'at', 'stream'] as const;
-type EndItem = Record<(typeof END_FIELDS)[number], string | null> & { execution_id: string };
-
 const finishManySql = (columns: string) =>
   `with input as (
        select * from unnest(${END_FIELDS.map(() => '?::text[]').join(', ')}) as r(${END_FIELDS.join(', ')}))
+     , locked as materialized (
+       select e.execution_id from executions e
+        where e.execution_id in (select execution_id from input)
+          and (e.status in ('queued', 'running', 'waiting')) is true and e.webhook is null and e.waiting_for is null
+        order by e.execution_id
+        for update of e)
      , done as (
        update executions e
           set status = i.status, result = i.result::jsonb, error = i.error, error_details = i.error_details::jsonb,
               completed_at = i.at::timestamptz, updated_at = i.at::timestamptz,
               duration_ms = greatest(0, extract(epoch from (i.at::timestamptz - coalesce(e.started_at, e.created_at))) * 1000),
               progress = case when i.status = 'succeeded' then 100 else e.progress end
-         from input i
-        where e.execution_id = i.execution_id and (e.status in ('queued', 'running', 'waiting')) is true
-          and e.webhook is null and e.waiting_for is null
+         from locked l join input i using (execution_id)
+        where e.execution_id = l.execution_id
         returning ${RETURNED.map((column) => `e.${column}`).join(', ')})
      , logged as (
        insert into event_log (stream, event, payload)
@@ -801,7 +813,7 @@ function endWithoutWebhook<Row extends { execution_id: string }>(statements: End
         ? await runHot(db, statements.one, oneBindings(items[0] as EndItem))
         : await db.raw(
             statements.many,
-            END_FIELDS.map((field) => byKey(items).map((item) => item[field])) as Knex.RawBinding[],
+            END_FIELDS.map((field) => items.map((item) => item[field])) as Knex.RawBinding[],
           );
     const ended = new Map((rows as Row[]).map((row) => [row.execution_id, row]));
     return items.map((item) => ended.get(item.execution_id));
