@@ -493,6 +493,14 @@ export async function updateInstanceIfRevision(
   return rows[0] ? toRecord(rows[0]) : undefined;
 }
 
+/**
+ * How the sweeps below pick their rows: locked in the order of their key, whatever plan reads
+ * them, so sweeps that meet on the same instances wait for each other instead of deadlocking
+ * (PostgreSQL would break that only after `deadlock_timeout`, failing one of them). A row that
+ * changed while a sweep waited for it is tested again against the sweep's conditions.
+ */
+const SWEPT_IN_KEY_ORDER = 'order by node_id, version for update';
+
 /** One instance moved by a sweep, with the status it had before. */
 export interface SweptInstance {
   record: NodeInstanceRecord;
@@ -502,7 +510,9 @@ export interface SweptInstance {
 /**
  * Marks offline every instance whose lease ran out (or was released) and that is not offline
  * yet. The conditional UPDATE ... RETURNING makes this safe on every replica at once: the row
- * lock serialises them and only the replica whose update matched reports the transition.
+ * lock serialises them and only the replica whose update matched reports the transition. The
+ * sweeps lock their rows in key order (SWEPT_IN_KEY_ORDER), so two of them over some of the same
+ * instances (this one on one replica, degradeStuckStarting on another) wait rather than deadlock.
  */
 export async function expireLeases(db: Executor, now: Date): Promise<SweptInstance[]> {
   const result = await db.raw(
@@ -512,7 +522,7 @@ export async function expireLeases(db: Executor, now: Date): Promise<SweptInstan
        from (select node_id, version, lifecycle_status
                from ${TABLE}
               where lifecycle_status <> 'offline' and (lease_expires_at is null or lease_expires_at < ?)
-              for update) as old
+              ${SWEPT_IN_KEY_ORDER}) as old
       where t.node_id = old.node_id and t.version = old.version
         and t.lifecycle_status <> 'offline' and (t.lease_expires_at is null or t.lease_expires_at < ?)
   returning t.*, old.lifecycle_status as old_status`,
@@ -531,13 +541,19 @@ export async function expireLeases(db: Executor, now: Date): Promise<SweptInstan
  * eviction is reported once.
  */
 export async function evictOffline(db: Executor, seenBefore: Date, now: Date): Promise<InstanceKey[]> {
-  const rows = (await db(TABLE)
-    .where('lifecycle_status', 'offline')
-    .andWhere('last_seen_at', '<', seenBefore)
-    .whereNull('evicted_at')
-    .update({ evicted_at: now, revision: db.raw('revision + 1'), updated_at: now } as never)
-    .returning(['node_id', 'version'])) as Array<{ node_id: string; version: string }>;
-  return rows.map((row) => ({ nodeId: row.node_id, version: row.version }));
+  const result = await db.raw(
+    `update ${TABLE} as t set evicted_at = ?, revision = t.revision + 1, updated_at = ?
+       from (select node_id, version from ${TABLE}
+              where lifecycle_status = 'offline' and last_seen_at < ? and evicted_at is null
+              ${SWEPT_IN_KEY_ORDER}) as due
+      where t.node_id = due.node_id and t.version = due.version
+  returning t.node_id, t.version`,
+    [now, now, seenBefore],
+  );
+  return (result.rows as Array<{ node_id: string; version: string }>).map((row) => ({
+    nodeId: row.node_id,
+    version: row.version,
+  }));
 }
 
 /** Deletes instances evicted at or before `evictedBefore` (the end of their retention). */
@@ -558,18 +574,18 @@ export async function degradeStuckStarting(
   changedBefore: Date,
   now: Date,
 ): Promise<NodeInstanceRecord[]> {
-  const rows = (await db<InstanceRow>(TABLE)
-    .where('lifecycle_status', 'starting')
-    .andWhere('status_changed_at', '<', changedBefore)
-    .update({
-      lifecycle_status: 'degraded',
-      status_reason: 'transition_timeout',
-      status_changed_at: now,
-      revision: db.raw('revision + 1'),
-      updated_at: now,
-    } as never)
-    .returning('*')) as InstanceRow[];
-  return rows.map(toRecord);
+  const result = await db.raw(
+    `update ${TABLE} as t
+        set lifecycle_status = 'degraded', status_reason = 'transition_timeout', status_changed_at = ?,
+            revision = t.revision + 1, updated_at = ?
+       from (select node_id, version from ${TABLE}
+              where lifecycle_status = 'starting' and status_changed_at < ?
+              ${SWEPT_IN_KEY_ORDER}) as stuck
+      where t.node_id = stuck.node_id and t.version = stuck.version
+  returning t.*`,
+    [now, now, changedBefore],
+  );
+  return (result.rows as InstanceRow[]).map(toRecord);
 }
 
 /**

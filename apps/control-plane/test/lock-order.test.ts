@@ -2,6 +2,7 @@ import { openDatabase, type TestDatabase } from '@switchyard/shared/db';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXECUTIONS_STREAM } from '../src/modules/executions/events.ts';
 import { finishWithoutWebhook, markAccepted } from '../src/modules/executions/repository.ts';
+import { degradeStuckStarting } from '../src/modules/nodes/repository.ts';
 import { openMigratedTestDatabase } from './helpers/database.ts';
 
 const databaseUrl = process.env.DATABASE_URL;
@@ -155,6 +156,66 @@ describe.runIf(databaseUrl)('lock order of batched execution writes (needs DATAB
     } finally {
       if (!mark.isCompleted()) await mark.rollback();
       await ends.destroy();
+    }
+  });
+});
+
+/**
+ * The health monitor's sweeps run on every replica at once and can meet on the same instances
+ * (an instance stuck in `starting` whose lease also ran out is both degraded and expired): they
+ * lock them in key order too.
+ */
+describe.runIf(databaseUrl)('lock order of node sweeps (needs DATABASE_URL)', () => {
+  /** An instance stuck in `starting`, its lease run out an hour ago. */
+  async function stuck(nodeId: string): Promise<void> {
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    await handle.db('node_instances').insert({
+      node_id: nodeId,
+      version: '1.0.0',
+      base_url: 'http://127.0.0.1:9',
+      deployment_type: 'long_running',
+      tags: JSON.stringify([]),
+      metadata: JSON.stringify({}),
+      reasoners: JSON.stringify([]),
+      skills: JSON.stringify([]),
+      lifecycle_status: 'starting',
+      status_reason: 'registered',
+      status_changed_at: hourAgo,
+      lease_expires_at: hourAgo,
+      last_seen_at: hourAgo,
+      registered_at: hourAgo,
+      updated_at: hourAgo,
+    });
+  }
+
+  it('degrades stuck instances without deadlocking another sweep that holds one of them, whichever plan reads the rows', async () => {
+    counter += 1;
+    const first = `sweep-${process.pid}-${counter}-a`;
+    const second = `sweep-${process.pid}-${counter}-b`;
+    // The table's order is the reverse of the keys' order.
+    await stuck(second);
+    await stuck(first);
+
+    // Another replica's sweep, in key order, has locked the first and is about to lock the second.
+    const other = await handle.db.transaction();
+    try {
+      await other('node_instances').where({ node_id: first }).increment('revision', 1);
+      const degrading = handle.db.transaction(async (trx) => {
+        await trx.raw('set local enable_indexscan = off');
+        await trx.raw('set local enable_bitmapscan = off');
+        return degradeStuckStarting(trx, new Date(Date.now() - 60_000), new Date());
+      });
+      const degraded = degrading.then(
+        (records) => records.map((record) => record.nodeId).sort(),
+        (error: Error) => error.message,
+      );
+      await someoneWaits();
+
+      await other('node_instances').where({ node_id: second }).increment('revision', 1);
+      await other.commit();
+      expect(await degraded).toEqual([first, second]);
+    } finally {
+      if (!other.isCompleted()) await other.rollback();
     }
   });
 });
