@@ -9,6 +9,7 @@
  * - The table list is what the page shows.
  * - Under 200 concurrent requests the role holds at most the 13 connections the page promises
  *   per replica, one of them a LISTEN session (the page's count query, and pg_stat_activity).
+ * - After them the page's deadlock query prints 0.
  * - The pgvector query prints 0 or 1.
  *
  * Needs `psql` on PATH.
@@ -25,7 +26,7 @@ import { libpqEnv, operationsPage, ROOT, runPageCommand } from '../support/opera
 
 const ADMIN_URL = process.env.DATABASE_URL;
 const { page, examples } = operationsPage('postgresql.md');
-const [createRole, start, tables, connections, pgvector] = examples;
+const [createRole, start, tables, connections, deadlocks, pgvector] = examples;
 
 const cleanups: Array<() => Promise<void>> = [];
 afterAll(async () => {
@@ -42,10 +43,11 @@ async function admin<T>(work: (db: Awaited<ReturnType<typeof openDatabase>>) => 
 }
 
 describe(page, () => {
-  it('has five commands: create, start, tables, connections, pgvector', () => {
+  it('has six commands: create, start, tables, connections, deadlocks, pgvector', () => {
     expect(examples.map((e) => e.command.code.split(/\s/)[0])).toEqual([
       'psql',
       'DATABASE_URL=postgres://switchyard:change-me@127.0.0.1:5432/switchyard',
+      'psql',
       'psql',
       'psql',
       'psql',
@@ -53,7 +55,7 @@ describe(page, () => {
   });
 
   it.skipIf(!ADMIN_URL)(
-    `creates the role and database, starts on them, and holds the connections the page says (${ADMIN_URL ? 'PostgreSQL' : 'skipped: needs DATABASE_URL'})`,
+    `creates the role and database, starts on them, holds the connections the page says and counts no deadlock (${ADMIN_URL ? 'PostgreSQL' : 'skipped: needs DATABASE_URL'})`,
     async () => {
       const name = `sy_pg_page_${randomBytes(4).toString('hex')}`;
       const server = new URL(ADMIN_URL!);
@@ -107,6 +109,10 @@ describe(page, () => {
         return result.rows[0].n as number;
       });
       expect(listening).toBe(1);
+      // Backends report their counts within a second of going idle.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      const deadlockCount = await runPageCommand(page, deadlocks!, { env, localize });
+      expect(deadlockCount.stdout).toBe('0\n');
 
       const available = await runPageCommand(page, pgvector!, { env, localize });
       expect(available.stdout).toMatch(/^[01]\n$/);
