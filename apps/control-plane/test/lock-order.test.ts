@@ -156,6 +156,8 @@ describe.runIf(databaseUrl)('lock order of batched execution writes (needs DATAB
     } finally {
       if (!mark.isCompleted()) await mark.rollback();
       await ends.destroy();
+      // Connections the file opens from now on plan and wait as usual again.
+      await handle.db.raw(`alter database "${rows[0].name}" reset all`);
     }
   });
 });
