@@ -110,6 +110,74 @@ describe('one node that never answers', () => {
   });
 });
 
+describe('eager dispatch: a submission skips an empty queue', () => {
+  it('is written running and dispatched before it is acknowledged, started once, called once', async () => {
+    const cp = await plane({});
+    const agent = await agentOn(cp, { think: { kind: 'hang' } });
+    // A pass that found the queue empty: from now on the dispatcher knows it is drained.
+    await cp.parts.executions.dispatcher.runOnce();
+    const [id] = (await submit(cp, `${agent.nodeId}.think`, 1)) as [string];
+    // No claim came between: the row the acknowledgement left is already the dispatched one.
+    const row = await cp.handle.db('executions').where({ execution_id: id }).first();
+    expect(row).toMatchObject({ status: 'running', dispatch_count: 1, accepted_at: null });
+    expect(row.dispatched_by).toEqual(expect.any(String));
+    expect(row.agent_base_url).toBe(agent.url);
+    await expect.poll(() => agent.receivedCount(id), POLL).toBe(1);
+    expect(cp.parts.executions.dispatcher.inFlightIds()).toEqual([id]);
+    const started = await cp.handle
+      .db('event_log')
+      .where({ event: 'execution.started' })
+      .whereRaw("payload->>'execution_id' = ?", [id]);
+    expect(started).toHaveLength(1);
+  });
+
+  it('takes no slot while queued work may be due, nor past the caps', async () => {
+    const cp = await plane({ concurrency: 2, perNode: 1 });
+    const dispatcher = cp.parts.executions.dispatcher;
+    await dispatcher.runOnce();
+    const slot = dispatcher.dispatchNow('some-node');
+    expect(slot).toBeDefined();
+    // The node's one slot is taken: no second, but another node still has room.
+    expect(dispatcher.dispatchNow('some-node')).toBeUndefined();
+    const other = dispatcher.dispatchNow('other-node');
+    expect(other).toBeDefined();
+    // Both of the replica's slots are taken.
+    expect(dispatcher.dispatchNow('third-node')).toBeUndefined();
+    slot?.release();
+    other?.release();
+    expect(dispatcher.inFlight()).toBe(0);
+
+    // A submission was queued (or another replica hinted): until a pass has looked, nothing skips.
+    dispatcher.wake();
+    expect(dispatcher.dispatchNow('some-node')).toBeUndefined();
+    await dispatcher.runOnce();
+    const again = dispatcher.dispatchNow('some-node');
+    expect(again).toBeDefined();
+    again?.release();
+  });
+
+  it('queues a submission behind the executions a node at its cap left waiting, in order', async () => {
+    const cp = await plane({ concurrency: 8, perNode: 1 });
+    const agent = await agentOn(cp, { think: { kind: 'hang' } });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i += 1) {
+      // The test clock stands still unless moved: a millisecond apart, the queue has an order.
+      cp.clock.advance(1);
+      ids.push(...(await submit(cp, `${agent.nodeId}.think`, 1)));
+    }
+    await expect.poll(() => agent.calls.length, POLL).toBe(1);
+    // A claim leaves out a node at its cap, so its backlog counts as work waiting: nothing skips it.
+    await cp.parts.executions.dispatcher.runOnce();
+    expect(cp.parts.executions.dispatcher.dispatchNow('another-node')).toBeUndefined();
+    // Each cancel frees the one slot for the oldest of the queue, never for a later submission.
+    for (const [n, id] of ids.slice(0, 3).entries()) {
+      expect((await call(cp.base, 'POST', `/api/v1/executions/${id}/cancel`)).status).toBe(200);
+      await expect.poll(() => agent.calls.length, POLL).toBe(n + 2);
+    }
+    expect(agent.calls.map((c) => c.executionId)).toEqual(ids);
+  });
+});
+
 describe('the answer rule (execution_queue.answer_timeout)', () => {
   it('ends a call the agent neither answers nor reports on as timeout, closes it, and frees the slot', async () => {
     const cp = await plane({ perNode: 1, answerTimeoutMs: 1_000 });

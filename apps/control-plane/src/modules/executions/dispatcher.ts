@@ -45,6 +45,28 @@ export interface DispatcherDeps {
   answerTimeoutMs: number;
 }
 
+/** What a call needs of its execution: a claimed row, or a submission written as running. */
+export type Forwardable = Pick<
+  ExecutionRow,
+  | 'execution_id'
+  | 'run_id'
+  | 'workflow_id'
+  | 'parent_execution_id'
+  | 'session_id'
+  | 'actor_id'
+  | 'node_id'
+  | 'input'
+  | 'dispatch_count'
+>;
+
+/** A slot taken for one submission forwarded at once (`dispatchNow`): use it once, either way. */
+export interface DispatchSlot {
+  /** The execution is written, running and dispatched by this replica: call its agent. */
+  forward(row: Forwardable, route: Route): void;
+  /** The execution was not written: give the slot back. */
+  release(): void;
+}
+
 function backoffMs(dispatches: number): number {
   return doublingBackoffMs(dispatches, 1000, MAX_BACKOFF_MS);
 }
@@ -55,7 +77,8 @@ function backoffMs(dispatches: number): number {
  * same row), routes each to an instance, records the route and the `execution.started` event,
  * and calls the agents, at most `concurrency` calls in flight. It runs when woken: by a
  * submission on this replica, by the bus when another replica enqueued, when a call finishes
- * and frees a slot, and when a backed-off execution falls due.
+ * and frees a slot while work may wait, and when a backed-off execution falls due. A submission
+ * that finds a slot free and the queue drained skips the queue altogether (`dispatchNow`).
  *
  * No node can stall the others: at most `perNode` calls are open to one node at once (a claim
  * skips the queued executions of a node at its cap, so the other nodes' executions behind them
@@ -73,6 +96,14 @@ export function createDispatcher(deps: DispatcherDeps) {
   let accepted: string[] = [];
   let acceptFlush: Promise<void> | undefined;
   let hintPending = false;
+  /**
+   * This replica knows of nothing due in the queue: its last pass claimed less than it had room
+   * for with no node at its cap, and nothing was queued or hinted since. Only then may a
+   * submission skip the queue (dispatchNow), since it passes nothing that waits.
+   */
+  let queueDrained = false;
+  /** Counts the wakes for queued work, so a pass can tell whether more came while it claimed. */
+  let wakes = 0;
   /** The dispatcher runs here (start() was called); until then work queued is left to the others. */
   let started = false;
   let unsubscribe = () => {};
@@ -104,7 +135,7 @@ export function createDispatcher(deps: DispatcherDeps) {
    * the row first is racy only against a report arriving in the same instant, which then finds
    * the execution ended, as it would after a cancel.
    */
-  async function endUnanswered(row: ExecutionRow, chosen: Route): Promise<void> {
+  async function endUnanswered(row: Forwardable, chosen: Route): Promise<void> {
     const now = await findExecution(db, row.execution_id);
     if (now?.status !== 'running' || now.accepted_at !== null) return;
     const where = `${chosen.instance.nodeId}@${chosen.instance.version}`;
@@ -115,7 +146,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     });
   }
 
-  async function forward(row: ExecutionRow, chosen: Route): Promise<void> {
+  async function forward(row: Forwardable, chosen: Route): Promise<void> {
     const abort = new AbortController();
     aborts.set(row.execution_id, abort);
     // An end while the call is open abandons the call. Once it has answered there is nothing to
@@ -184,6 +215,26 @@ export function createDispatcher(deps: DispatcherDeps) {
     else perNode.delete(node);
   }
 
+  /** Calls the agent in a slot opened for it; when the call ends, the slot goes to queued work. */
+  function startCall(row: Forwardable, chosen: Route): void {
+    const call = forward(row, chosen)
+      .catch((error) => log.error({ err: error, execution_id: row.execution_id }, 'dispatch failed'))
+      .finally(() => {
+        closed(row.node_id);
+        calls.delete(call);
+        // With the queue drained a freed slot has nothing to claim: no pass, no empty claim.
+        if (!queueDrained) loop.wake();
+      });
+    calls.add(call);
+  }
+
+  /** Queued work may be due (a submission queued, an execution requeued, another replica's hint). */
+  function queuedWork(): void {
+    wakes += 1;
+    queueDrained = false;
+    loop.wake();
+  }
+
   /**
    * Claims one batch and starts its calls; returns how many rows it claimed and whether a node
    * reached its cap in it (then the queue may hold other nodes' work the cap kept out of it).
@@ -234,14 +285,7 @@ export function createDispatcher(deps: DispatcherDeps) {
     }
     for (const { row, route } of routed) {
       opened(row.node_id);
-      const call = forward(row, route)
-        .catch((error) => log.error({ err: error, execution_id: row.execution_id }, 'dispatch failed'))
-        .finally(() => {
-          closed(row.node_id);
-          calls.delete(call);
-          loop.wake();
-        });
-      calls.add(call);
+      startCall(row, route);
     }
     const capped = rows.some((row) => (perNode.get(row.node_id) ?? 0) >= deps.perNode);
     return { claimed: rows.length, capped };
@@ -265,10 +309,16 @@ export function createDispatcher(deps: DispatcherDeps) {
 
   /** One pass; the other replicas are told when it left work or failed, or this one is stopping. */
   async function dispatchPass(): Promise<void> {
+    const wakesBefore = wakes;
+    // While a pass claims, a submission forwarded at once could pass what it is about to claim.
+    queueDrained = false;
     const leftWork = await claimWhileRoom().catch((error) => {
       hintOthers();
       throw error;
     });
+    // A node at its cap here is left out of claims, so its backlog would not show in `leftWork`.
+    const noneAtCap = [...perNode.values()].every((open) => open < deps.perNode);
+    queueDrained = !leftWork && noneAtCap && !loop.stopped && wakes === wakesBefore;
     if (leftWork || loop.stopped) hintOthers();
   }
 
@@ -302,11 +352,29 @@ export function createDispatcher(deps: DispatcherDeps) {
      */
     wake(): void {
       if (!started || loop.stopped) hintOthers();
-      else loop.wake();
+      else queuedWork();
+    },
+    /**
+     * Eager dispatch: a slot to forward a new submission at once, when this replica dispatches,
+     * knows the queue to be drained and has room for the node. The submission is then written as
+     * running, dispatched by this replica (as a claim would leave it), and forwarded, without a
+     * claim and a route statement for it. Undefined otherwise: the submission is queued.
+     */
+    dispatchNow(nodeId: string): DispatchSlot | undefined {
+      if (!started || loop.stopped || !queueDrained || inFlight >= deps.concurrency) return undefined;
+      if ((perNode.get(nodeId) ?? 0) >= deps.perNode) return undefined;
+      opened(nodeId);
+      return {
+        forward: (row, route) => startCall(row, route),
+        release: () => {
+          closed(nodeId);
+          if (!queueDrained) loop.wake();
+        },
+      };
     },
     start(): void {
       started = true;
-      unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => loop.wake());
+      unsubscribe = deps.events.subscribe(QUEUE_TOPIC, () => queuedWork());
       loop.start();
     },
     /** Tests: one full pass of claiming (calls run on; `drain()` waits for them). */

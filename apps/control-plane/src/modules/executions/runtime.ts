@@ -93,6 +93,7 @@ export function createExecutionRuntime(deps: ExecutionRuntimeDeps) {
     webhookSettings: deps.webhookSettings,
     replicaId: deps.replicaId,
     wakeDispatchers: () => dispatcher.wake(),
+    dispatchNow: (nodeId) => dispatcher.dispatchNow(nodeId),
   });
   const waiting = createExecutionWaiting({ eventLog: deps.eventLog, finisher });
   return {

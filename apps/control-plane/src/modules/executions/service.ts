@@ -7,6 +7,7 @@ import { findUnstorable, storableText } from '../../platform/json-storable.ts';
 import type { Logger } from '../../platform/logger.ts';
 import { checkWebhook, type WebhookSettings } from '../webhooks/index.ts';
 import { type AgentAnswer, type AgentClient, callContextOf } from './agent-client.ts';
+import type { DispatchSlot } from './dispatcher.ts';
 import { EXECUTIONS_STREAM, startedPayload } from './events.ts';
 import type { Finisher } from './finisher.ts';
 import { type ExecutionRow, syncResult } from './records.ts';
@@ -48,6 +49,8 @@ export interface ExecutionServiceDeps {
   replicaId: string;
   /** Wakes this replica's dispatcher and, through the bus, the others'. */
   wakeDispatchers: () => void;
+  /** A slot of this replica's dispatcher to forward a submission at once, if it has one. */
+  dispatchNow: (nodeId: string) => DispatchSlot | undefined;
 }
 
 /** What the status callback of an agent reports. */
@@ -297,34 +300,64 @@ export function createExecutionService(deps: ExecutionServiceDeps) {
      * `POST /api/v1/execute/async/{target}`: validates, checks the webhook, writes the queued
      * execution (the queue item itself) and wakes the dispatchers. The version is chosen now (and
      * returned as X-Routed-Version); the dispatcher keeps it while that instance stays routable.
+     *
+     * When this replica's dispatcher has room and nothing waits in the queue, the execution skips
+     * it (eager dispatch): it is written running, dispatched here, with its `execution.started`
+     * event, and forwarded at once, as a claim would have done two statements later. A crash
+     * after the write leaves it as a crash leaves a claimed execution: recovered once this
+     * replica's lease ends. The acknowledgement says `queued` either way: accepted, not yet run.
      */
     async submitAsync(targetText: string, input: unknown, webhookInput: unknown, context: CallerContext) {
       const route = await prepare(targetText, input);
       const check =
         webhookInput === undefined ? undefined : await checkWebhook(webhookInput, deps.webhookSettings);
-      await admit();
-      const now = new Date(clock.now());
-      const row = {
-        ...(await identity(context)),
-        target: route.target.text,
-        node_id: route.target.nodeId,
-        function_name: route.target.functionName,
-        function_type: route.target.type,
-        lane: 'async' as const,
-        status: 'queued' as const,
-        input,
-        routed_version: route.instance.version,
-        agent_base_url: null,
-        webhook: check?.registered ? check.webhook : null,
-        webhook_registered: check?.registered ?? false,
-        webhook_error: check && !check.registered ? check.error : null,
-        dispatched_by: null,
-        dispatch_count: 0,
-        now,
-      };
-      await insertQueued(db, row);
-      deps.wakeDispatchers();
-      return { row: { ...row, created_at: now }, version: route.instance.version };
+      const slot = deps.dispatchNow(route.target.nodeId);
+      let forwarded = false;
+      try {
+        if (!slot) await admit();
+        const now = new Date(clock.now());
+        const row = {
+          ...(await identity(context)),
+          target: route.target.text,
+          node_id: route.target.nodeId,
+          function_name: route.target.functionName,
+          function_type: route.target.type,
+          lane: 'async' as const,
+          status: 'queued' as const,
+          input,
+          routed_version: route.instance.version,
+          agent_base_url: null,
+          webhook: check?.registered ? check.webhook : null,
+          webhook_registered: check?.registered ?? false,
+          webhook_error: check && !check.registered ? check.error : null,
+          dispatched_by: null,
+          dispatch_count: 0,
+          now,
+        };
+        if (slot) {
+          const running = {
+            ...row,
+            status: 'running' as const,
+            agent_base_url: route.instance.baseUrl,
+            dispatched_by: deps.replicaId,
+            dispatch_count: 1,
+          };
+          await recordExecution(db, running, {
+            stream: EXECUTIONS_STREAM,
+            name: 'execution.started',
+            payload: startedPayload({ ...running, error: null, duration_ms: null }, now),
+          });
+          deps.eventLog.announce(EXECUTIONS_STREAM);
+          slot.forward(running, route);
+          forwarded = true;
+        } else {
+          await insertQueued(db, row);
+          deps.wakeDispatchers();
+        }
+        return { row: { ...row, created_at: now }, version: route.instance.version };
+      } finally {
+        if (slot && !forwarded) slot.release();
+      }
     },
 
     /**
