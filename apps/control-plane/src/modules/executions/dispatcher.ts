@@ -46,18 +46,8 @@ export interface DispatcherDeps {
 }
 
 /** What a call needs of its execution: a claimed row, or a submission written as running. */
-export type Forwardable = Pick<
-  ExecutionRow,
-  | 'execution_id'
-  | 'run_id'
-  | 'workflow_id'
-  | 'parent_execution_id'
-  | 'session_id'
-  | 'actor_id'
-  | 'node_id'
-  | 'input'
-  | 'dispatch_count'
->;
+export type Forwardable = Parameters<typeof callContextOf>[0] &
+  Pick<ExecutionRow, 'node_id' | 'input' | 'dispatch_count'>;
 
 /** A slot taken for one submission forwarded at once (`dispatchNow`): use it once, either way. */
 export interface DispatchSlot {
