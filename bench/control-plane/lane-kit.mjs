@@ -62,6 +62,26 @@ export function postgresCpuMs(name) {
 }
 
 /**
+ * The whole machine's CPU time so far in ms, from Linux /proc/stat's first line: `busy` (every
+ * process and the kernel, whatever ran) and `all` (busy plus idle and waiting on the disk). Time
+ * the hypervisor gave to other guests (steal) is in neither: this machine could not use it.
+ * Undefined elsewhere.
+ */
+export function machineCpuMs() {
+  let line;
+  try {
+    line = readFileSync('/proc/stat', 'utf8').split('\n')[0];
+  } catch {
+    return undefined;
+  }
+  // cpu  user nice system idle iowait irq softirq steal guest guest_nice (ticks of 1/100 s);
+  // guest time is already counted in user.
+  const [user, nice, system, idle, iowait, irq, softirq] = line.trim().split(/\s+/).slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq;
+  return { busy: busy * 10, all: (busy + idle + iowait) * 10 };
+}
+
+/**
  * Registers bench-agent.mjs with the control plane as an SDK agent does and brings it to `ready`.
  * `post(path, body, expected)` sends a request and throws on any other status; `functions` are
  * the reasoners to register (bench-agent.mjs serves `echo` and `work`).
