@@ -26,6 +26,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cp?.close();
+  // The control plane leaves a database it was handed open; on PostgreSQL this drops it.
+  await handle?.close();
 });
 
 async function register(nodeId: string, version: string) {
